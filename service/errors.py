@@ -1,0 +1,101 @@
+"""Errors as named data: each carries an HTTP status and a stable code.
+
+    ServiceError (500, internal_error)
+    ├── BadRequest (400, bad_request)
+    │   ├── InvalidJSON (400, invalid_json)
+    │   ├── ValidationFailed (422, validation_failed)
+    │   ├── PayloadTooLarge (413, payload_too_large)
+    │   └── ForbiddenApiBase (400, api_base_not_allowed)
+    ├── NotFound (404, not_found)
+    └── UpstreamError (502, upstream_error)
+        ├── LLMAuthFailed (502, llm_auth_failed)
+        ├── LLMBadResponse (502, llm_bad_response)
+        ├── LLMRateLimited (503, llm_rate_limited)
+        ├── LLMUnavailable (503, llm_unavailable)
+        ├── LLMTimeout (504, llm_timeout)
+        └── StorageUnavailable (503, storage_unavailable)
+
+Tool failures the model can fix are not errors here: they are observations with is_error true.
+"""
+
+from typing import Any, ClassVar
+
+
+class ServiceError(Exception):
+    """A failure with an HTTP status and a stable machine-readable code."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        """The JSON error body: {error: {code, message[, details]}}."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details is not None:
+            error["details"] = self.details
+        return {"error": error}
+
+
+class BadRequest(ServiceError):
+    status = 400
+    code = "bad_request"
+
+
+class InvalidJSON(BadRequest):
+    code = "invalid_json"
+
+
+class ValidationFailed(BadRequest):
+    status = 422
+    code = "validation_failed"
+
+
+class PayloadTooLarge(BadRequest):
+    status = 413
+    code = "payload_too_large"
+
+
+class ForbiddenApiBase(BadRequest):
+    code = "api_base_not_allowed"
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+class UpstreamError(ServiceError):
+    status = 502
+    code = "upstream_error"
+
+
+class LLMAuthFailed(UpstreamError):
+    code = "llm_auth_failed"
+
+
+class LLMBadResponse(UpstreamError):
+    code = "llm_bad_response"
+
+
+class LLMRateLimited(UpstreamError):
+    status = 503
+    code = "llm_rate_limited"
+
+
+class LLMUnavailable(UpstreamError):
+    status = 503
+    code = "llm_unavailable"
+
+
+class LLMTimeout(UpstreamError):
+    status = 504
+    code = "llm_timeout"
+
+
+class StorageUnavailable(UpstreamError):
+    status = 503
+    code = "storage_unavailable"
