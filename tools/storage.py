@@ -1,0 +1,210 @@
+"""Project files in object storage: a local directory tree or an S3-compatible bucket.
+
+Every method takes a path from the model, so each one runs it through `normalize_path`
+before any I/O. Both back-ends report the same `ObjectInfo`; `etag` is the hex MD5 of the
+content in both (S3 and R2 give exactly that for single-part uploads, which is all `put`
+does; the local store hashes the file when asked). The S3 back-end lives in s3_store.py.
+"""
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from service.settings import Settings
+from tools.errors import StoreUnavailable, ToolError, UnsafePath
+from tools.paths import normalize_path
+
+TEMP_PREFIX = ".reactstep-tmp-"
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One stored file: project-relative path, size in bytes, content MD5 and mtime."""
+
+    path: str
+    size: int
+    etag: str
+    modified: float
+
+
+class ObjectStore(Protocol):
+    """What tools may do with a project's files; every path is untrusted and normalized.
+
+    get: the bytes, ToolError if missing or a directory. head: metadata or None. put: replace
+    the content. delete: a missing file is fine. list: every file below the directory
+    `prefix`, recursively, sorted by path. check: StoreUnavailable if requests would fail.
+    """
+
+    def get(self, project_id: str, path: str) -> bytes: ...
+    def head(self, project_id: str, path: str) -> ObjectInfo | None: ...
+    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo: ...
+    def delete(self, project_id: str, path: str) -> None: ...
+    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]: ...
+    def check(self) -> None: ...
+
+
+def check_project_id(project_id: str) -> None:
+    """Refuse a project id that could name another directory (the HTTP layer checks too)."""
+    # '..' matters as a whole component; inside one name ("v1..2") it is just dots.
+    if project_id in ("", ".", "..") or any(c in project_id for c in "/\\\x00"):
+        raise ValueError(f"invalid project id {project_id!r}")
+
+
+def file_path(path: str) -> str:
+    """Normalize a path that must name a file, not the project root."""
+    clean = normalize_path(path)
+    if not clean:
+        raise ToolError("path is empty; name a file relative to the project root")
+    return clean
+
+
+def directory_error(path: str) -> ToolError:
+    """The error for reading a directory as if it were a file."""
+    where = path or "the project root"
+    return ToolError(f"{where} is a directory, not a file; use list_files to see its files")
+
+
+class LocalStore:
+    """Files under root/<project_id>/<path>; the embedded default back-end."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = Path(root)  # created on first write
+
+    def get(self, project_id: str, path: str) -> bytes:
+        """The file's bytes."""
+        clean = normalize_path(path)
+        target = self._resolve(project_id, clean)
+        if not clean:
+            raise directory_error(clean)
+        with _local_errors(clean, "read"):
+            return target.read_bytes()
+
+    def head(self, project_id: str, path: str) -> ObjectInfo | None:
+        """The file's metadata, or None."""
+        clean = normalize_path(path)
+        target = self._resolve(project_id, clean)
+        return _local_info(clean, target) if clean else None
+
+    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
+        """Write atomically, so readers see the old content or the new, never a mix."""
+        clean = file_path(path)
+        target = self._resolve(project_id, clean)
+        with _local_errors(clean, "write"):
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise ToolError(f"cannot write {clean}: a parent of it is a file") from exc
+            _write_atomically(target, data)
+            stat = target.stat()
+        etag = hashlib.md5(data).hexdigest()
+        return ObjectInfo(clean, stat.st_size, etag, stat.st_mtime_ns / 1e9)
+
+    def delete(self, project_id: str, path: str) -> None:
+        """Remove the file; missing files and directories are left alone, as in S3."""
+        clean = file_path(path)
+        target = self._resolve(project_id, clean)
+        with contextlib.suppress(ToolError), _local_errors(clean, "delete"):
+            if not target.is_dir():
+                target.unlink()
+
+    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
+        """Every regular file below `prefix`, sorted; symlinks and temp files are skipped."""
+        clean = normalize_path(prefix)
+        base = self._project_dir(project_id)
+        top = self._resolve(project_id, clean)
+        # Collect names first so the order is global, then stat and hash lazily.
+        paths = sorted(_walk_files(base, top)) if top.is_dir() else []
+        return (info for rel in paths if (info := _local_info(rel, base / rel)) is not None)
+
+    def check(self) -> None:
+        """The root must be a writable directory."""
+        try:
+            self._root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"local store root unusable: {exc.strerror}") from exc
+        if not os.access(self._root, os.W_OK | os.X_OK):
+            raise StoreUnavailable("local store root is not writable")
+
+    def _project_dir(self, project_id: str) -> Path:
+        """root/<project_id> with the root resolved (the project dir itself must not be a link)."""
+        check_project_id(project_id)
+        return self._root.resolve() / project_id
+
+    def _resolve(self, project_id: str, clean: str) -> Path:
+        """The real path of `clean`, refused unless it stays inside the project directory."""
+        base = self._project_dir(project_id)
+        try:
+            real = (base / clean).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            raise UnsafePath(f"path {clean!r} cannot be resolved") from exc
+        if real != base and base not in real.parents:
+            raise UnsafePath(f"path {clean!r} leads outside the project")
+        return real
+
+
+def _walk_files(base: Path, top: Path) -> Iterator[str]:
+    """Project-relative paths of the regular files below `top`, not following links."""
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        here = Path(folder)
+        dirs[:] = [name for name in dirs if not (here / name).is_symlink()]
+        for name in files:
+            full = here / name
+            if not name.startswith(TEMP_PREFIX) and not full.is_symlink():
+                yield full.relative_to(base).as_posix()
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Write a temp file beside `target`, then rename it over `target` in one step."""
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide files from other local readers
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # durable before the rename makes it visible
+        os.replace(temp, target)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _local_errors(clean: str, action: str) -> Iterator[None]:
+    """Translate OSError: a missing file is the model's to fix, anything else is the store's."""
+    try:
+        yield
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise ToolError(f"file not found: {clean}") from exc
+    except IsADirectoryError as exc:
+        raise directory_error(clean) from exc
+    except OSError as exc:
+        raise StoreUnavailable(f"local store {action} failed: {exc.strerror}") from exc
+
+
+def _local_info(path: str, target: Path) -> ObjectInfo | None:
+    """Metadata of a regular file, or None if it is missing or not a file."""
+    try:
+        stat = target.stat()
+        if not target.is_file():
+            return None
+        with target.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "md5").hexdigest()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
+    return ObjectInfo(path, stat.st_size, digest, stat.st_mtime_ns / 1e9)
+
+
+def open_store(settings: Settings) -> ObjectStore:
+    """The store the settings name: "local" (the default) or "s3"."""
+    if settings.storage_backend == "s3":
+        # Imported here: boto3 is slow to import and the local store never needs it.
+        from tools.s3_store import S3Store, make_s3_client
+
+        return S3Store(settings.s3_bucket, settings.s3_prefix, make_s3_client(settings))
+    return LocalStore(settings.storage_root)
