@@ -1,0 +1,121 @@
+"""The one visible tool registry: every server tool, its schema, and how a call becomes an observation.
+
+execute(name, raw_args, context)
+  -> unknown tool?          Observation(is_error) listing the tools
+  -> Args.model_validate    Observation(is_error) naming the bad argument
+  -> spec.run(args, ctx)    ToolError -> Observation(is_error, "Error: ...")
+                             StoreUnavailable propagates: the service answers 503
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from tools.errors import ToolError
+from tools.storage import ObjectStore
+
+Category = Literal["search", "reading", "writing", "execution"]
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Size limits tools honour, taken from the settings."""
+
+    read_file_max_lines: int = 500
+    read_file_max_bytes: int = 50_000
+    list_files_max_entries: int = 200
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What one tool call may touch: the authorised project and its store."""
+
+    project_id: str
+    store: ObjectStore
+    limits: ToolLimits
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A server tool: its name, argument model, prompt text, flags and implementation."""
+
+    name: str
+    description: str
+    category: Category
+    args_model: type[BaseModel]
+    run: Callable[[Any, ToolContext], str]
+    example: str
+    read_only: bool = True
+    requires_approval: bool = False
+
+    def json_schema(self) -> dict[str, Any]:
+        """The arguments' JSON Schema, without pydantic's titles."""
+        schema: dict[str, Any] = _drop_titles(self.args_model.model_json_schema())
+        return schema
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a tool call produced, as the model will read it."""
+
+    text: str
+    is_error: bool = False
+
+
+class ToolRegistry:
+    """The server tools, by name, in manifest order."""
+
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
+        self._specs = {spec.name: spec for spec in specs}
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """Every tool, in registration order."""
+        return list(self._specs.values())
+
+    def get(self, name: str) -> ToolSpec | None:
+        """The tool called `name`, if any."""
+        return self._specs.get(name)
+
+    def schemas(self) -> dict[str, dict[str, Any]]:
+        """Tool name -> JSON Schema of its arguments."""
+        return {spec.name: spec.json_schema() for spec in self._specs.values()}
+
+    def execute(self, name: str, raw_args: dict[str, Any], context: ToolContext) -> Observation:
+        """Run one tool call; a failure the model can fix comes back as an error observation."""
+        spec = self._specs.get(name)
+        if spec is None:
+            available = ", ".join(sorted(self._specs))
+            return Observation(f"Error: unknown tool {name!r}. Available tools: {available}", True)
+        try:
+            args = spec.args_model.model_validate(raw_args)
+        except ValidationError as exc:
+            return Observation(f"Error: {name}: {describe_validation_error(exc)}", True)
+        try:
+            return Observation(spec.run(args, context))
+        except ToolError as exc:
+            return Observation(f"Error: {exc}", True)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A short, value-free sentence per failed field."""
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        parts.append(f"argument {where!r}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def _drop_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        # A property may be called "title"; only pydantic's string titles go.
+        return {
+            key: _drop_titles(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [_drop_titles(item) for item in schema]
+    return schema
