@@ -1,0 +1,119 @@
+"""Render every message the model reads from the templates in prompts/ (strict: a missing variable raises).
+
+system.j2 (instructions + manifest.j2 or the client's segment)
+earlier turns ... user_query.j2 ... then each step of this question:
+    assistant "Thought: ...\nAction: ..."  ->  user observation.j2
+    assistant <raw output>                 ->  user format_error.j2
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from prompts import PROMPTS_DIR
+from service.schemas import ClientTool, CompletedStep, FormatErrorStep, HistoryItem, Turn
+from tools.registry import ToolRegistry
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class ToolPrompt:
+    """How one tool is shown in the manifest."""
+
+    name: str
+    signature: str
+    description: str
+    example: str = ""
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS_DIR),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(template: str, **variables: Any) -> str:
+    """Render prompts/<template>.j2, stripped of surrounding whitespace."""
+    return _environment().get_template(f"{template}.j2").render(**variables).strip()
+
+
+def describe_signature(schema: dict[str, Any]) -> str:
+    """'file_path: string, start_line?: integer' from a JSON Schema of arguments."""
+    required = set(schema.get("required", []))
+    parts = []
+    for name, prop in schema.get("properties", {}).items():
+        marker = "" if name in required else "?"
+        parts.append(f"{name}{marker}: {_type_name(prop)}")
+    return ", ".join(parts)
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    if "type" in prop:
+        return str(prop["type"])
+    variants = [str(v.get("type")) for v in prop.get("anyOf", []) if v.get("type") != "null"]
+    return " | ".join(variants) or "any"
+
+
+def tool_prompts(registry: ToolRegistry, client_tools: Iterable[ClientTool]) -> list[ToolPrompt]:
+    """Server tools, then the request's client tools, as the manifest lists them."""
+    server = [
+        ToolPrompt(spec.name, describe_signature(spec.json_schema()), spec.description, spec.example)
+        for spec in registry.specs
+    ]
+    client = [
+        ToolPrompt(tool.name, describe_signature(tool.parameters), tool.description) for tool in client_tools
+    ]
+    return server + client
+
+
+def render_manifest(tools: Sequence[ToolPrompt]) -> str:
+    """The tool manifest text segment."""
+    return render("manifest", tools=tools)
+
+
+def render_format_error(reason: str, tool_names: Iterable[str]) -> str:
+    """The corrective message a client appends after a reply that could not be parsed."""
+    return render("format_error", reason=reason, tool_names=sorted(tool_names))
+
+
+def render_messages(
+    manifest: str, user_query: str, history: Sequence[HistoryItem], final_step: bool
+) -> list[Message]:
+    """The whole conversation for one step; the same inputs give the same bytes."""
+    messages = [{"role": "system", "content": render("system", manifest=manifest, final_step=final_step)}]
+    # The current question follows the last earlier turn; steps after it belong to this question.
+    turn_positions = [i for i, item in enumerate(history) if isinstance(item, Turn)]
+    split = turn_positions[-1] + 1 if turn_positions else 0
+    for item in history[:split]:
+        messages.extend(_history_messages(item))
+    messages.append({"role": "user", "content": render("user_query", user_query=user_query)})
+    for item in history[split:]:
+        messages.extend(_history_messages(item))
+    return messages
+
+
+def _history_messages(item: HistoryItem) -> list[Message]:
+    if isinstance(item, Turn):
+        return [{"role": item.role, "content": item.content}]
+    if isinstance(item, FormatErrorStep):
+        return [
+            {"role": "assistant", "content": item.raw_output},
+            {"role": "user", "content": item.format_error},
+        ]
+    return _step_messages(item)
+
+
+def _step_messages(step: CompletedStep) -> list[Message]:
+    action = step.action_details.raw_action_string.strip()
+    reply = f"Thought: {step.thought}\n{action}" if step.thought else action
+    observation = render("observation", observation=step.observation, is_error=step.is_error)
+    return [{"role": "assistant", "content": reply}, {"role": "user", "content": observation}]

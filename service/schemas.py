@@ -1,0 +1,161 @@
+"""The HTTP contract as pydantic models (seeds/001 names; openapi.yaml mirrors them)."""
+
+from typing import Annotated, Any, Literal
+
+from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
+
+ProjectId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+Status = Literal["action_proposed", "final_answer", "format_error", "max_iterations_reached"]
+Executor = Literal["server", "client"]
+
+
+class StrictModel(BaseModel):
+    """A request model: unknown keys and wrong types are errors, not silently dropped or coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class LLMConfig(StrictModel):
+    """Per-request overrides of the server's LLM defaults."""
+
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1, le=32_768)
+    api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+class UserApiKeys(StrictModel):
+    """Keys the client lends for this request only; never logged or echoed."""
+
+    llmKey: SecretStr | None = Field(None, max_length=500)
+    embeddingKey: SecretStr | None = Field(None, max_length=500)
+
+
+class EmbeddingModelConfig(StrictModel):
+    """Which embedding model code_search uses (seeds/001)."""
+
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+class ClientTool(StrictModel):
+    """A tool the client runs itself, declared for one request."""
+
+    name: ToolName
+    description: Annotated[str, StringConstraints(max_length=4_000)] = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+    @field_validator("parameters")
+    @classmethod
+    def _is_object_schema(cls, parameters: dict[str, Any]) -> dict[str, Any]:
+        if parameters.get("type") != "object":
+            raise ValueError('parameters must be a JSON Schema with "type": "object"')
+        try:
+            Draft202012Validator.check_schema(parameters)
+        except SchemaError as exc:
+            raise ValueError(f"parameters is not a valid JSON Schema: {exc.message}") from exc
+        return parameters
+
+
+class ActionDetails(StrictModel):
+    """A parsed tool call."""
+
+    tool_name: str
+    tool_args: dict[str, Any]
+    raw_action_string: str
+    executor: Executor = "server"
+
+
+class CompletedStep(StrictModel):
+    """A history item: a step whose action ran, with what it observed."""
+
+    thought: str = ""
+    action_details: ActionDetails
+    observation: str
+    is_error: bool = False
+
+
+class FormatErrorStep(StrictModel):
+    """A history item: a reply that could not be parsed, and the correction sent back."""
+
+    raw_output: str
+    format_error: str
+
+
+class Turn(StrictModel):
+    """A history item: an earlier user question or final answer."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+HistoryItem = CompletedStep | FormatErrorStep | Turn
+
+
+class ReactStepRequest(StrictModel):
+    """POST /api/agent/react_step."""
+
+    project_id: ProjectId
+    session_id: SessionId
+    user_query: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+    conversation_history: list[HistoryItem] = Field(default_factory=list)
+    available_tools_prompt_segment: Annotated[str, StringConstraints(max_length=50_000)] | None = None
+    client_tools: list[ClientTool] = Field(default_factory=list, max_length=50)
+    llm_config: LLMConfig = Field(default_factory=LLMConfig)
+    user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
+    max_iterations_left: int = Field(10, ge=0, le=1_000)
+
+
+class Usage(BaseModel):
+    """Token counts the provider reported."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class Timing(BaseModel):
+    """Where the step's time went, in milliseconds."""
+
+    llm_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class ReactStepResponse(BaseModel):
+    """One reasoning step's outcome."""
+
+    session_id: str
+    status: Status
+    thought: str = ""
+    action_details: ActionDetails | None = None
+    final_answer: str | None = None
+    raw_output: str | None = None
+    format_error: str | None = None
+    model: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    timing: Timing = Field(default_factory=Timing)
+    prompt: list[dict[str, str]] | None = None
+
+
+class ExecuteActionRequest(StrictModel):
+    """POST /api/agent/execute_action."""
+
+    project_id: ProjectId
+    session_id: SessionId
+    tool_name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    tool_args: dict[str, Any] = Field(default_factory=dict)
+    user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
+    embedding_model_config: EmbeddingModelConfig | None = None
+
+
+class ExecuteActionResponse(BaseModel):
+    """A tool's observation."""
+
+    session_id: str
+    tool_name: str
+    observation: str
+    is_error: bool
+    execution_time_ms: float
