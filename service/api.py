@@ -1,0 +1,61 @@
+"""Thin endpoints: validate the body, call one core function, return its result."""
+
+from pathlib import Path
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from service.actions import run_execute_action
+from service.bodies import read_model
+from service.manifest import describe_tools
+from service.readiness import check_readiness
+from service.runtime import Runtime
+from service.schemas import ExecuteActionRequest, ReactStepRequest
+from service.step import run_react_step
+
+OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
+
+
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+async def react_step(request: Request) -> JSONResponse:
+    """POST /api/agent/react_step."""
+    runtime = _runtime(request)
+    body = await read_model(request, ReactStepRequest, runtime.settings.max_body_bytes)
+    result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry)
+    return JSONResponse(result.model_dump(mode="json", exclude_none=True))
+
+
+async def execute_action(request: Request) -> JSONResponse:
+    """POST /api/agent/execute_action."""
+    runtime = _runtime(request)
+    body = await read_model(request, ExecuteActionRequest, runtime.settings.max_body_bytes)
+    result = await run_in_threadpool(
+        run_execute_action, body, runtime.registry, runtime.store, runtime.limits
+    )
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def list_tools(request: Request) -> JSONResponse:
+    """GET /api/agent/tools."""
+    return JSONResponse(describe_tools(_runtime(request).registry))
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """GET /healthz: the process is up."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """GET /readyz: every back-end answers."""
+    report = await run_in_threadpool(check_readiness, _runtime(request).store)
+    return JSONResponse(report, status_code=200 if report["status"] == "ready" else 503)
+
+
+async def openapi_spec(request: Request) -> Response:
+    """GET /openapi.yaml: the contract this app implements."""
+    return Response(OPENAPI_PATH.read_bytes(), media_type="application/yaml")

@@ -1,0 +1,68 @@
+"""The app factory: routes, error handlers, and the runtime they share."""
+
+import logging
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from service import api
+from service.errors import ServiceError
+from service.llm import LLMGateway
+from service.runtime import build_runtime
+from service.settings import Settings
+from tools.registry import ToolRegistry
+from tools.storage import ObjectStore
+
+logger = logging.getLogger("reactstep")
+
+ROUTES = [
+    Route("/api/agent/react_step", api.react_step, methods=["POST"]),
+    Route("/api/agent/execute_action", api.execute_action, methods=["POST"]),
+    Route("/api/agent/tools", api.list_tools, methods=["GET"]),
+    Route("/healthz", api.healthz, methods=["GET"]),
+    Route("/readyz", api.readyz, methods=["GET"]),
+    Route("/openapi.yaml", api.openapi_spec, methods=["GET"]),
+]
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    llm: LLMGateway | None = None,
+    store: ObjectStore | None = None,
+    registry: ToolRegistry | None = None,
+) -> Starlette:
+    """Build the service; tests pass their own back-ends, production passes none."""
+    app = Starlette(
+        routes=ROUTES,
+        exception_handlers={
+            ServiceError: _service_error,
+            HTTPException: _http_error,
+            Exception: _unexpected_error,
+        },
+    )
+    app.state.runtime = build_runtime(settings or Settings(), llm, store, registry)
+    return app
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return JSONResponse(exc.to_body(), status_code=exc.status)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    code = codes.get(exc.status_code, "http_error")
+    body = {"error": {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}"}}
+    return JSONResponse(body, status_code=exc.status_code)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    # The traceback goes to the server log only; the client gets a code it can report.
+    logger.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    body = {"error": {"code": "internal_error", "message": "internal error; see the server log"}}
+    return JSONResponse(body, status_code=500)

@@ -1,0 +1,51 @@
+"""Fixtures for the service tests: a scripted LLM on loopback and apps built around it."""
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from service.app import create_app
+from service.scripted_llm import ScriptedLLMServer
+from service.settings import Settings
+from tools.storage import LocalStore
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """A scripted OpenAI-compatible server on 127.0.0.1, empty until a test pushes replies."""
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def local_store(tmp_path: Path) -> LocalStore:
+    """A local object store holding a small project called 'demo'."""
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "README.md", b"# Demo\n")
+    store.put("demo", "src/app.py", b"def main():\n    return 42\n")
+    store.put("demo", "src/util/strings.py", b"def shout(text):\n    return text.upper()\n")
+    store.put("other", "secret.txt", b"another tenant\n")
+    return store
+
+
+@pytest.fixture
+def make_client(
+    tmp_path: Path, llm_server: ScriptedLLMServer, local_store: LocalStore
+) -> Callable[..., TestClient]:
+    """Build a TestClient for an app whose default LLM is the scripted server."""
+
+    def build(**overrides: Any) -> TestClient:
+        fields: dict[str, Any] = {
+            "data_dir": tmp_path,
+            "llm_model": "openai/scripted",
+            "llm_api_base": llm_server.base_url,
+            "llm_timeout_s": 5.0,
+        }
+        fields.update(overrides)
+        app = create_app(Settings(**fields), store=local_store)
+        return TestClient(app, raise_server_exceptions=False)
+
+    return build

@@ -1,0 +1,91 @@
+"""Broken requests get a 4xx JSON error with a stable code; never a bare 500."""
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+VALID = {"project_id": "demo", "session_id": "s", "user_query": "q", "max_iterations_left": 0}
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "code"),
+    [
+        (b"", 400, "invalid_json"),
+        (b"{not json", 400, "invalid_json"),
+        (b"[" * 100_000 + b"]" * 100_000, 413, "payload_too_large"),
+        (b"[" * 5_000 + b"]" * 5_000, 400, "invalid_json"),
+        (b"[]", 422, "validation_failed"),
+        (json.dumps({**VALID, "project_id": 5}).encode(), 422, "validation_failed"),
+        (json.dumps({"session_id": "s"}).encode(), 422, "validation_failed"),
+        (json.dumps({**VALID, "max_iterations_left": -1}).encode(), 422, "validation_failed"),
+        (json.dumps({**VALID, "llm_config": {"top_k": 3}}).encode(), 422, "validation_failed"),
+        (json.dumps({**VALID, "surprise": 1}).encode(), 422, "validation_failed"),
+        (
+            json.dumps({**VALID, "conversation_history": [{"x": 1}]}).encode(),
+            422,
+            "validation_failed",
+        ),
+        (json.dumps({**VALID, "user_query": "x" * 20_001}).encode(), 422, "validation_failed"),
+    ],
+)
+def test_bad_bodies(make_client: Callable[..., TestClient], content: bytes, status: int, code: str) -> None:
+    response = make_client(max_body_bytes=100_000).post(
+        "/api/agent/react_step", content=content, headers={"content-type": "application/json"}
+    )
+    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+    assert response.json()["error"]["message"]
+
+
+def test_validation_errors_name_fields_not_values(make_client: Callable[..., TestClient]) -> None:
+    body = {**VALID, "user_api_keys": {"llmKey": "sk-secret-value", "other": "sk-secret-value"}}
+    response = make_client().post("/api/agent/react_step", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["details"] == [
+        {"field": "user_api_keys.other", "message": "Extra inputs are not permitted"}
+    ]
+    assert "sk-secret-value" not in response.text
+
+
+def test_chunked_body_over_the_limit_is_refused(make_client: Callable[..., TestClient]) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"user_query": "'
+        for _ in range(50):
+            yield b"x" * 1_000
+        yield b'"}'
+
+    response = make_client(max_body_bytes=10_000).post("/api/agent/react_step", content=chunks())
+    assert (response.status_code, response.json()["error"]["code"]) == (413, "payload_too_large")
+
+
+def test_history_longer_than_the_limit_is_refused(make_client: Callable[..., TestClient]) -> None:
+    turns = [{"role": "user", "content": "hi"}] * 3
+    body = {**VALID, "max_iterations_left": 2, "conversation_history": turns}
+    response = make_client(max_history_items=2).post("/api/agent/react_step", json=body)
+    assert (response.status_code, response.json()["error"]["code"]) == (422, "validation_failed")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/api/agent/nothing", 404, "not_found"),
+        ("GET", "/api/agent/react_step", 405, "method_not_allowed"),
+        ("DELETE", "/healthz", 405, "method_not_allowed"),
+    ],
+)
+def test_unknown_routes(
+    make_client: Callable[..., TestClient], method: str, path: str, status: int, code: str
+) -> None:
+    response = make_client().request(method, path)
+    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+
+
+def test_health_and_tools(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ready", "checks": {"storage": "ok"}}
+    tools = client.get("/api/agent/tools").json()
+    assert [tool["name"] for tool in tools["tools"]] == ["list_files", "read_file"]
+    assert tools["tools"][1]["parameters"]["required"] == ["file_path"]
+    assert tools["prompt_segment"].startswith("You have access to the following tools:")
