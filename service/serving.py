@@ -1,0 +1,55 @@
+"""Run the app with uvicorn: in the foreground for `serve`, or on a loopback thread for the CLI and tests."""
+
+import socket
+import threading
+import time
+from types import TracebackType
+
+import uvicorn
+from starlette.applications import Starlette
+
+
+def serve_forever(app: Starlette, host: str, port: int) -> None:
+    """Serve until interrupted."""
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+
+
+class BackgroundServer:
+    """The app on 127.0.0.1 at a free port, in a daemon thread; a context manager."""
+
+    def __init__(self, app: Starlette, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.port = _free_port(host)
+        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL of the running server."""
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> "BackgroundServer":
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the in-process server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port

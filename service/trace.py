@@ -1,0 +1,107 @@
+"""Record a client's loop as JSON lines, and replay it with the recorded model replies served back.
+
+A trace is one `session` line, then one line per call in order: `react_step`, `execute_action` or
+`client_action`, each with the request sent (keys left out) and the response received. Replay starts
+a scripted LLM on loopback that answers with the recorded `raw_output`s, drives the same loop, and
+stops at the first step whose action, answer or observation differs from the recording.
+"""
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Any
+
+from service.client import AgentClient, Outcome, Question, run_loop
+from service.scripted_llm import ScriptedLLMServer
+
+TRACE_VERSION = 1
+COMPARED_FIELDS = {
+    "react_step": ("status", "thought", "action_details", "final_answer", "format_error"),
+    "execute_action": ("tool_name", "observation", "is_error"),
+    "client_action": ("observation", "is_error"),
+}
+
+
+class ReplayMismatch(Exception):
+    """The replayed run left the recorded path."""
+
+
+class TraceRecorder:
+    """Appends each call of a loop to a JSON-lines file."""
+
+    def __init__(self, stream: IO[str], question: Question) -> None:
+        self._stream = stream
+        header = asdict(question)
+        header.pop("llm_key")
+        self._write({"kind": "session", "version": TRACE_VERSION, **header})
+
+    def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """Record one call, without the keys the client lent."""
+        shown = {key: value for key, value in request.items() if key != "user_api_keys"}
+        self._write({"kind": kind, "request": shown, "response": response})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._stream.write(json.dumps(record, sort_keys=True) + "\n")
+        self._stream.flush()
+
+
+def load_trace(path: Path) -> list[dict[str, Any]]:
+    """The records of a trace file; the first is the session header."""
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not records or records[0].get("kind") != "session":
+        raise ReplayMismatch(f"{path} is not a reactstep trace (no session line)")
+    if records[0].get("version") != TRACE_VERSION:
+        raise ReplayMismatch(f"{path} has trace version {records[0].get('version')}")
+    return records
+
+
+def recorded_replies(records: list[dict[str, Any]]) -> list[str]:
+    """The model replies of the recording, in order."""
+    return [
+        record["response"]["raw_output"]
+        for record in records
+        if record["kind"] == "react_step" and "raw_output" in record["response"]
+    ]
+
+
+def replay(records: list[dict[str, Any]], server_url: str, llm: ScriptedLLMServer) -> Outcome:
+    """Re-run the recorded loop against a server; raise ReplayMismatch at the first difference."""
+    header = records[0]
+    question = Question(
+        project_id=header["project_id"],
+        session_id=header["session_id"],
+        user_query=header["user_query"],
+        max_iterations=header["max_iterations"],
+        llm_config={"model": "openai/replay", "api_base": llm.base_url},
+    )
+    expected = iter(records[1:])
+    outcome = run_loop(AgentClient(server_url), question, _Comparer(expected))
+    left = sum(1 for _ in expected)
+    if left:
+        raise ReplayMismatch(f"the replay ended after {outcome.steps} steps; {left} recorded calls remain")
+    return outcome
+
+
+class _Comparer:
+    """A loop listener that checks each call against the next recorded one."""
+
+    def __init__(self, expected: Iterator[dict[str, Any]]) -> None:
+        self._expected = expected
+        self._position = 0
+
+    def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        self._position += 1
+        record = next(self._expected, None)
+        if record is None:
+            raise ReplayMismatch(f"call {self._position} ({kind}) is past the end of the recording")
+        if record["kind"] != kind:
+            raise ReplayMismatch(f"call {self._position}: recorded {record['kind']}, replayed {kind}")
+        for name in COMPARED_FIELDS[kind]:
+            recorded, replayed = record["response"].get(name), response.get(name)
+            if recorded != replayed:
+                raise ReplayMismatch(
+                    f"call {self._position} ({kind}): {name} differs\n"
+                    f"  recorded: {json.dumps(recorded)[:500]}\n"
+                    f"  replayed: {json.dumps(replayed)[:500]}"
+                )
