@@ -1,24 +1,26 @@
 """execute_action's core: run one server tool for the authorised project and time it."""
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from service.errors import StorageUnavailable
+from service.embedding_config import resolve_embedder
+from service.errors import EmbeddingFailed, StorageUnavailable, VectorStoreUnavailable
+from service.runtime import Runtime
 from service.schemas import ExecuteActionRequest, ExecuteActionResponse
+from tools import vectors
+from tools.embeddings import EmbeddingError
 from tools.errors import StoreUnavailable
-from tools.registry import ToolContext, ToolLimits, ToolRegistry
-from tools.storage import ObjectStore
+from tools.registry import ToolContext
+from tools.retrieval import CodeIndex
 
 
-def run_execute_action(
-    request: ExecuteActionRequest, registry: ToolRegistry, store: ObjectStore, limits: ToolLimits
-) -> ExecuteActionResponse:
+def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> ExecuteActionResponse:
     """Execute the named tool; tool failures come back as error observations."""
     started = time.perf_counter()
-    context = ToolContext(project_id=request.project_id, store=store, limits=limits)
-    try:
-        observation = registry.execute(request.tool_name, request.tool_args, context)
-    except StoreUnavailable as exc:
-        raise StorageUnavailable(f"object storage is unavailable: {exc}") from exc
+    with translated_backend_errors():
+        context = tool_context(request, runtime)
+        observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
     elapsed_ms = (time.perf_counter() - started) * 1000
     return ExecuteActionResponse(
         session_id=request.session_id,
@@ -27,3 +29,28 @@ def run_execute_action(
         is_error=observation.is_error,
         execution_time_ms=round(elapsed_ms, 3),
     )
+
+
+def tool_context(request: ExecuteActionRequest, runtime: Runtime) -> ToolContext:
+    """What the tool may touch; the search index is opened only for tools that use it."""
+    spec = runtime.registry.get(request.tool_name)
+    index = None
+    if spec is not None and spec.uses_index:
+        embedder = resolve_embedder(
+            request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
+        )
+        index = CodeIndex(runtime.vectors.get(), embedder, runtime.retrieval)
+    return ToolContext(request.project_id, runtime.store, runtime.limits, index)
+
+
+@contextmanager
+def translated_backend_errors() -> Iterator[None]:
+    """Back-end failures the model cannot fix become 502/503 errors with a code."""
+    try:
+        yield
+    except StoreUnavailable as exc:
+        raise StorageUnavailable(f"object storage is unavailable: {exc}") from exc
+    except vectors.VectorStoreUnavailable as exc:
+        raise VectorStoreUnavailable(f"the vector store is unavailable: {exc}") from exc
+    except EmbeddingError as exc:
+        raise EmbeddingFailed(f"the embedding model failed: {exc}") from exc

@@ -1,12 +1,42 @@
 """The long-lived parts one app instance works with, chosen once at start-up."""
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from service.llm import LiteLLMGateway, LLMGateway
 from service.settings import Settings
 from tools.catalog import default_registry
+from tools.embeddings import Embedder, LocalEmbedder
 from tools.registry import ToolLimits, ToolRegistry
+from tools.retrieval import RetrievalConfig
 from tools.storage import ObjectStore, open_store
+from tools.vectors import VectorStore, open_vector_store
+
+
+class OnDemand:
+    """Opens the vector store on first use, once, from any thread; an embedded store is
+    locked by its process, so opening it only when a search or index needs it keeps
+    `ask` and `upload` usable beside a running server."""
+
+    def __init__(self, opener: Callable[[], VectorStore]) -> None:
+        self._opener = opener
+        self._lock = threading.Lock()
+        self._store: VectorStore | None = None
+
+    def get(self) -> VectorStore:
+        """The store, opened now if it was not yet."""
+        with self._lock:
+            if self._store is None:
+                self._store = self._opener()
+            return self._store
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
 
 @dataclass(frozen=True)
@@ -17,15 +47,37 @@ class Runtime:
     llm: LLMGateway
     store: ObjectStore
     registry: ToolRegistry
+    vectors: OnDemand
+    embedder: Embedder
+    limits: ToolLimits = field(init=False)
+    retrieval: RetrievalConfig = field(init=False)
 
-    @property
-    def limits(self) -> ToolLimits:
-        """The tool limits the settings ask for."""
-        return ToolLimits(
-            read_file_max_lines=self.settings.read_file_max_lines,
-            read_file_max_bytes=self.settings.read_file_max_bytes,
-            list_files_max_entries=self.settings.list_files_max_entries,
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limits", tool_limits(self.settings))
+        retrieval = RetrievalConfig(
+            mode=self.settings.search_mode,
+            dense_weight=self.settings.search_dense_weight,
+            lexical_weight=self.settings.search_lexical_weight,
         )
+        object.__setattr__(self, "retrieval", retrieval)
+
+
+def tool_limits(settings: Settings) -> ToolLimits:
+    """The tool limits the settings ask for."""
+    return ToolLimits(
+        read_file_max_lines=settings.read_file_max_lines,
+        read_file_max_bytes=settings.read_file_max_bytes,
+        list_files_max_entries=settings.list_files_max_entries,
+        list_files_page_size=settings.list_files_page_size,
+        grep_max_file_bytes=settings.grep_max_file_bytes,
+        code_search_max_results=settings.code_search_max_results,
+        code_search_max_chars=settings.code_search_max_chars,
+    )
+
+
+def local_embedder(settings: Settings) -> LocalEmbedder:
+    """The shipped model; it loads on first use, not here."""
+    return LocalEmbedder(settings.models_root, threads=settings.embedding_threads)
 
 
 def build_runtime(
@@ -33,6 +85,8 @@ def build_runtime(
     llm: LLMGateway | None = None,
     store: ObjectStore | None = None,
     registry: ToolRegistry | None = None,
+    vectors: VectorStore | None = None,
+    embedder: Embedder | None = None,
 ) -> Runtime:
     """Real back-ends from the settings, unless the caller passes its own."""
     return Runtime(
@@ -40,4 +94,6 @@ def build_runtime(
         llm=llm or LiteLLMGateway(),
         store=store or open_store(settings),
         registry=registry or default_registry(),
+        vectors=OnDemand((lambda: vectors) if vectors is not None else (lambda: open_vector_store(settings))),
+        embedder=embedder or local_embedder(settings),
     )

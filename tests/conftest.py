@@ -1,8 +1,12 @@
 """Shared pytest fixtures."""
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tools.embeddings import LocalEmbedder
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +22,11 @@ def s3_server() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_embedder(tmp_path_factory: pytest.TempPathFactory) -> "LocalEmbedder":
+    """The real shipped model for the whole session: it loads (and exports to ONNX) on first use."""
+    from tools.embeddings import LocalEmbedder
+
+    return LocalEmbedder(tmp_path_factory.mktemp("models"))

@@ -9,12 +9,16 @@ execute(name, raw_args, context)
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from tools.errors import ToolError
 from tools.storage import ObjectStore
+
+if TYPE_CHECKING:
+    from tools.retrieval import CodeIndex
 
 Category = Literal["search", "reading", "writing", "execution"]
 
@@ -26,15 +30,20 @@ class ToolLimits:
     read_file_max_lines: int = 500
     read_file_max_bytes: int = 50_000
     list_files_max_entries: int = 200
+    list_files_page_size: int = 100
+    grep_max_file_bytes: int = 1_000_000
+    code_search_max_results: int = 10
+    code_search_max_chars: int = 12_000
 
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What one tool call may touch: the authorised project and its store."""
+    """What one tool call may touch: the authorised project, its store and its search index."""
 
     project_id: str
     store: ObjectStore
     limits: ToolLimits
+    index: "CodeIndex | None" = None
 
 
 @dataclass(frozen=True)
@@ -49,11 +58,11 @@ class ToolSpec:
     example: str
     read_only: bool = True
     requires_approval: bool = False
+    uses_index: bool = False  # the call needs ToolContext.index (opened only for such tools)
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, without pydantic's titles."""
-        schema: dict[str, Any] = _drop_titles(self.args_model.model_json_schema())
-        return schema
+        return _schema_of(self.args_model)
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,13 @@ class ToolRegistry:
             return Observation(spec.run(args, context))
         except ToolError as exc:
             return Observation(f"Error: {exc}", True)
+
+
+@cache
+def _schema_of(args_model: type[BaseModel]) -> dict[str, Any]:
+    # pydantic rebuilds the schema on every call; a step asks for every tool's several times.
+    schema: dict[str, Any] = _drop_titles(args_model.model_json_schema())
+    return schema
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -1,0 +1,90 @@
+"""The docstring -> function retrieval set: a package's sources with every docstring blanked out.
+
+For each function or method with a docstring, the query is the docstring's first sentence and the
+answer is the file plus the `def` line. The indexed copy keeps every line number: docstring lines
+become blank (or `pass` where the body would be empty), so the answer is not in the indexed text.
+"""
+
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_QUERY_WORDS = 4
+
+
+@dataclass(frozen=True)
+class Query:
+    """One docstring query and where its function is defined."""
+
+    text: str
+    path: str
+    def_line: int
+    name: str
+
+
+def fetch_package(name: str, into: Path) -> Path:
+    """pip-install a released package (no dependencies) into `into` and return its source folder."""
+    target = into / f"{name}-site"
+    if not target.exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), name],
+            check=True,
+        )
+    package = {"attrs": "attr", "httpx": "httpx", "jinja2": "jinja2"}.get(name, name)
+    return target / package
+
+
+def build(source: Path, out: Path) -> list[Query]:
+    """Copy `source` to `out` without docstrings and return the queries, sorted by path and line."""
+    queries: list[Query] = []
+    for file in sorted(source.rglob("*.py")):
+        relative = file.relative_to(source).as_posix()
+        text = file.read_text()
+        tree = ast.parse(text)
+        queries.extend(_queries(tree, relative))
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_strip_docstrings(text, tree))
+    return queries
+
+
+def _queries(tree: ast.Module, path: str) -> list[Query]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            sentence = first_sentence(ast.get_docstring(node) or "")
+            if len(sentence.split()) >= MIN_QUERY_WORDS:
+                found.append(Query(sentence, path, node.lineno, node.name))
+    return found
+
+
+def first_sentence(docstring: str) -> str:
+    """The docstring's first sentence, on one line."""
+    paragraph = docstring.strip().split("\n\n")[0]
+    flat = " ".join(paragraph.split())
+    match = re.match(r"(.+?[.!?])(\s|$)", flat)
+    return match.group(1) if match else flat
+
+
+def _strip_docstrings(text: str, tree: ast.Module) -> str:
+    lines = text.splitlines()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        body = node.body
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
+            _blank(lines, first, needs_body=len(body) == 1 and not isinstance(node, ast.Module))
+    return "\n".join(lines) + "\n"
+
+
+def _blank(lines: list[str], statement: ast.stmt, needs_body: bool) -> None:
+    first, last = statement.lineno, statement.end_lineno or statement.lineno
+    indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+    for number in range(first, last + 1):
+        lines[number - 1] = ""
+    if needs_body:
+        lines[first - 1] = f"{indent}pass"
