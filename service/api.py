@@ -8,11 +8,13 @@ from starlette.responses import JSONResponse, Response
 
 from service.actions import run_execute_action
 from service.bodies import read_model
+from service.indexing import IndexRequest, run_index
 from service.manifest import describe_tools
 from service.readiness import check_readiness
 from service.runtime import Runtime
-from service.schemas import ExecuteActionRequest, ReactStepRequest
-from service.step import run_react_step
+from service.schemas import ExecuteActionRequest, ReactStepRequest, check_project_id
+from service.step import run_react_step, step_body
+from service.streaming import open_step_stream
 
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 
@@ -22,21 +24,30 @@ def _runtime(request: Request) -> Runtime:
     return runtime
 
 
-async def react_step(request: Request) -> JSONResponse:
-    """POST /api/agent/react_step."""
+async def react_step(request: Request) -> Response:
+    """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
     body = await read_model(request, ReactStepRequest, runtime.settings.max_body_bytes)
+    if body.stream:
+        return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry)
     result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry)
-    return JSONResponse(result.model_dump(mode="json", exclude_none=True))
+    return JSONResponse(step_body(result))
 
 
 async def execute_action(request: Request) -> JSONResponse:
     """POST /api/agent/execute_action."""
     runtime = _runtime(request)
     body = await read_model(request, ExecuteActionRequest, runtime.settings.max_body_bytes)
-    result = await run_in_threadpool(
-        run_execute_action, body, runtime.registry, runtime.store, runtime.limits
-    )
+    result = await run_in_threadpool(run_execute_action, body, runtime)
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def index_project(request: Request) -> JSONResponse:
+    """POST /api/projects/{project_id}/index: index the project's stored files for code_search."""
+    runtime = _runtime(request)
+    project_id = check_project_id(request.path_params["project_id"])
+    body = await read_model(request, IndexRequest, runtime.settings.max_body_bytes, allow_empty=True)
+    result = await run_in_threadpool(run_index, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
 

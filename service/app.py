@@ -1,6 +1,8 @@
 """The app factory: routes, error handlers, and the runtime they share."""
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -13,8 +15,10 @@ from service.errors import ServiceError
 from service.llm import LLMGateway
 from service.runtime import build_runtime
 from service.settings import Settings
+from tools.embeddings import Embedder
 from tools.registry import ToolRegistry
 from tools.storage import ObjectStore
+from tools.vectors import VectorStore
 
 logger = logging.getLogger("reactstep")
 
@@ -22,6 +26,7 @@ ROUTES = [
     Route("/api/agent/react_step", api.react_step, methods=["POST"]),
     Route("/api/agent/execute_action", api.execute_action, methods=["POST"]),
     Route("/api/agent/tools", api.list_tools, methods=["GET"]),
+    Route("/api/projects/{project_id}/index", api.index_project, methods=["POST"]),
     Route("/healthz", api.healthz, methods=["GET"]),
     Route("/readyz", api.readyz, methods=["GET"]),
     Route("/openapi.yaml", api.openapi_spec, methods=["GET"]),
@@ -34,17 +39,27 @@ def create_app(
     llm: LLMGateway | None = None,
     store: ObjectStore | None = None,
     registry: ToolRegistry | None = None,
+    vectors: VectorStore | None = None,
+    embedder: Embedder | None = None,
 ) -> Starlette:
     """Build the service; tests pass their own back-ends, production passes none."""
+    runtime = build_runtime(settings or Settings(), llm, store, registry, vectors, embedder)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        runtime.vectors.close()  # releases an embedded store's lock for the next process
+
     app = Starlette(
         routes=ROUTES,
+        lifespan=lifespan,
         exception_handlers={
             ServiceError: _service_error,
             HTTPException: _http_error,
             Exception: _unexpected_error,
         },
     )
-    app.state.runtime = build_runtime(settings or Settings(), llm, store, registry)
+    app.state.runtime = runtime
     return app
 
 

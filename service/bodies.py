@@ -11,9 +11,12 @@ from service.errors import InvalidJSON, PayloadTooLarge, ValidationFailed
 Model = TypeVar("Model", bound=BaseModel)
 
 
-async def read_model(request: Request, model: type[Model], max_bytes: int) -> Model:
+async def read_model(
+    request: Request, model: type[Model], max_bytes: int, allow_empty: bool = False
+) -> Model:
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
-    payload = _decode(await read_limited(request, max_bytes))
+    raw = await read_limited(request, max_bytes)
+    payload = {} if allow_empty and not raw.strip() else _decode(raw)
     try:
         return model.model_validate(payload)
     except ValidationError as exc:

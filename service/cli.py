@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from service.client import AgentClient, ClientError, Question, run_loop
+from service.errors import ServiceError
 from service.settings import Settings
 from service.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
+
+TOOL_CALLING = ("text", "native", "auto")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -18,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         code: int = args.run(args)
-    except (ClientError, ReplayMismatch) as exc:
+    except (ClientError, ReplayMismatch, ServiceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return code
@@ -38,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     upload.add_argument("--project", required=True, help="project id")
     upload.set_defaults(run=_upload)
 
+    index = commands.add_parser("index", help="upload a local tree and index it for code_search")
+    index.add_argument("path", type=Path)
+    index.add_argument("--project", required=True, help="project id")
+    index.add_argument("--server", help="index through this running server (it owns the vector store)")
+    index.set_defaults(run=_index)
+
     ask = commands.add_parser("ask", help="answer a question with the ReAct loop")
     ask.add_argument("question")
     ask.add_argument("--project", required=True, help="project id")
@@ -45,11 +54,15 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--record", type=Path, help="write the trace to this JSON-lines file")
     ask.add_argument("--max-iterations", type=int, default=10)
     ask.add_argument("--model", help="litellm model name for this question")
+    ask.add_argument("--tool-calling", choices=TOOL_CALLING, help="text, native or auto (default: server's)")
+    ask.add_argument("--stream", action="store_true", help="show each thought as the model writes it")
     ask.set_defaults(run=_ask)
 
     replay_cmd = commands.add_parser("replay", help="re-run a recorded trace and compare")
     replay_cmd.add_argument("trace", type=Path)
     replay_cmd.add_argument("--server", help="server URL (default: an in-process server)")
+    replay_cmd.add_argument("--tool-calling", choices=TOOL_CALLING, help="replay in this mode (either works)")
+    replay_cmd.add_argument("--stream", action="store_true", help="replay with streamed steps")
     replay_cmd.set_defaults(run=_replay)
     return parser
 
@@ -79,13 +92,37 @@ def _upload(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index(args: argparse.Namespace) -> int:
+    from service.indexing import IndexRequest, IndexResponse, run_index
+    from service.progress import ProgressBar
+    from service.runtime import build_runtime
+
+    if _upload(args) != 0:
+        return 2
+    if args.server:
+        result = AgentClient(args.server).post(f"/api/projects/{args.project}/index", {})
+        report = IndexResponse.model_validate(result)
+    else:
+        runtime = build_runtime(Settings())
+        bar = ProgressBar("indexing")
+        try:
+            report = run_index(args.project, IndexRequest(), runtime, progress=bar)
+        finally:
+            bar.finish()
+            runtime.vectors.close()
+    print(report.summary())
+    return 0
+
+
 def _ask(args: argparse.Namespace) -> int:
+    llm_config = {"model": args.model, "tool_calling": args.tool_calling}
     question = Question(
         project_id=args.project,
         session_id=str(uuid.uuid4()),
         user_query=args.question,
         max_iterations=args.max_iterations,
-        llm_config={"model": args.model} if args.model else {},
+        llm_config={key: value for key, value in llm_config.items() if value},
+        stream=args.stream,
     )
     with ExitStack() as stack:
         server_url = args.server or _in_process_server(stack, Settings())
@@ -93,7 +130,7 @@ def _ask(args: argparse.Namespace) -> int:
         if args.record:
             recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question)
             listener = _Printer(recorder)
-        outcome = run_loop(AgentClient(server_url), question, listener)
+        outcome = run_loop(AgentClient(server_url), question, listener, listener.show_thought)
     print(f"\n{outcome.status} after {outcome.steps} steps")
     return 0 if outcome.status == "final_answer" else 3
 
@@ -106,7 +143,7 @@ def _replay(args: argparse.Namespace) -> int:
         llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
         settings = Settings(llm_api_base_allowlist=[llm.base_url])
         server_url = args.server or _in_process_server(stack, settings)
-        outcome = replay(records, server_url, llm)
+        outcome = replay(records, server_url, llm, args.tool_calling, args.stream)
     print(f"replay matched: {outcome.status} after {outcome.steps} steps")
     return 0
 
@@ -125,11 +162,22 @@ class _Printer:
     def __init__(self, then: TraceRecorder | None = None) -> None:
         self._then = then
         self._step = 0
+        self._streamed = False  # this step's thought has been printed as it streamed
+
+    def show_thought(self, delta: str) -> None:
+        """Print a thought delta as it arrives."""
+        if not self._streamed:
+            print("    Thought: ", end="")
+            self._streamed = True
+        print(delta.replace("\n", "\n    "), end="", flush=True)
 
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         if kind == "react_step":
             self._step += 1
-            _print_step(self._step, response)
+            if self._streamed:
+                print()
+            _print_step(self._step, response, thought_shown=self._streamed)
+            self._streamed = False
         else:
             observation = response["observation"]
             lines = observation.splitlines()
@@ -141,9 +189,9 @@ class _Printer:
             self._then(kind, request, response)
 
 
-def _print_step(number: int, response: dict[str, Any]) -> None:
+def _print_step(number: int, response: dict[str, Any], thought_shown: bool = False) -> None:
     print(f"[{number}] {response['status']}")
-    if response.get("thought"):
+    if response.get("thought") and not thought_shown:
         print(f"    Thought: {response['thought']}")
     if response.get("action_details"):
         print(f"    {response['action_details']['raw_action_string']}")

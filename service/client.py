@@ -1,12 +1,15 @@
 """The reference thin client: drives the ReAct loop over HTTP, one step and one tool call at a time.
 
-react_step -> final_answer | max_iterations_reached   -> done
-           -> format_error     -> append {raw_output, format_error}, step again
+react_step -> final_answer | max_iterations_reached | loop_detected  -> done
+           -> format_error | truncated_output -> append {raw_output, format_error}, step again
            -> action_proposed  -> execute_action (server) or a local tool (client)
                                   -> append {thought, action_details, observation, is_error}
+With `stream`, react_step answers as Server-Sent Events: thought deltas go to `on_thought` as they
+arrive, and the terminal `result` event is the step's response.
 """
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +17,9 @@ import httpx
 
 Event = dict[str, Any]
 Listener = Callable[[str, dict[str, Any], dict[str, Any]], None]
+ThoughtSink = Callable[[str], None]
+ENDING_STATUSES = ("final_answer", "max_iterations_reached", "loop_detected")
+RETRY_STATUSES = ("format_error", "truncated_output")
 
 
 class ClientError(Exception):
@@ -35,9 +41,44 @@ class AgentClient:
             raise ClientError(f"cannot reach {self.server_url}: {exc}") from exc
         payload: dict[str, Any] = response.json()
         if response.status_code >= 400:
-            error = payload.get("error", {})
-            raise ClientError(f"{response.status_code} {error.get('code')}: {error.get('message')}")
+            raise _error(response.status_code, payload)
         return payload
+
+    def post_events(self, path: str, body: dict[str, Any], on_thought: ThoughtSink) -> dict[str, Any]:
+        """POST JSON, read the Server-Sent Events; return the `result` event's data."""
+        try:
+            with httpx.stream("POST", self.server_url + path, json=body, timeout=self.timeout_s) as response:
+                if response.status_code >= 400:
+                    raise _error(response.status_code, json.loads(response.read()))
+                return _read_events(response.iter_lines(), on_thought)
+        except httpx.HTTPError as exc:
+            raise ClientError(f"the stream from {self.server_url} failed: {exc}") from exc
+
+
+def _error(status: int, payload: dict[str, Any]) -> ClientError:
+    error = payload.get("error", {})
+    return ClientError(f"{status} {error.get('code')}: {error.get('message')}")
+
+
+def _read_events(lines: Iterator[str], on_thought: ThoughtSink) -> dict[str, Any]:
+    """Thought deltas to on_thought; the result's data, or ClientError for an error or a cut stream."""
+    name, data = "", ""
+    for line in lines:
+        if line.startswith("event:"):
+            name = line.removeprefix("event:").strip()
+        elif line.startswith("data:"):
+            data += line.removeprefix("data:").strip()
+        elif not line and name:
+            payload: dict[str, Any] = json.loads(data)
+            if name == "thought":
+                on_thought(payload["delta"])
+            elif name == "result":
+                return payload
+            elif name == "error":
+                error = payload.get("error", {})
+                raise ClientError(f"error event {error.get('code')}: {error.get('message')}")
+            name, data = "", ""
+    raise ClientError("the react_step stream ended without a result")
 
 
 @dataclass
@@ -50,6 +91,7 @@ class Question:
     max_iterations: int = 10
     llm_config: dict[str, Any] = field(default_factory=dict)
     llm_key: str | None = None
+    stream: bool = False
 
 
 @dataclass
@@ -61,17 +103,22 @@ class Outcome:
     steps: int
 
 
-def run_loop(client: AgentClient, question: Question, listener: Listener) -> Outcome:
-    """Drive the loop until a final answer or the iteration budget runs out."""
+def run_loop(
+    client: AgentClient, question: Question, listener: Listener, on_thought: ThoughtSink | None = None
+) -> Outcome:
+    """Drive the loop until a final answer, a loop, or the iteration budget runs out."""
     history: list[dict[str, Any]] = []
     for step in range(question.max_iterations + 1):
         request = _step_request(question, history, question.max_iterations - step)
-        reply = client.post("/api/agent/react_step", request)
+        if question.stream:
+            reply = client.post_events("/api/agent/react_step", request, on_thought or _ignore)
+        else:
+            reply = client.post("/api/agent/react_step", request)
         listener("react_step", request, reply)
         status = reply["status"]
-        if status in ("final_answer", "max_iterations_reached"):
+        if status in ENDING_STATUSES:
             return Outcome(status, reply.get("final_answer"), step + 1)
-        if status == "format_error":
+        if status in RETRY_STATUSES:
             history.append({"raw_output": reply["raw_output"], "format_error": reply["format_error"]})
             continue
         history.append(_run_action(client, question, reply, listener))
@@ -89,7 +136,13 @@ def _step_request(question: Question, history: list[dict[str, Any]], left: int) 
     }
     if question.llm_key:
         request["user_api_keys"] = {"llmKey": question.llm_key}
+    if question.stream:
+        request["stream"] = True
     return request
+
+
+def _ignore(delta: str) -> None:
+    """Thought deltas nobody shows."""
 
 
 def _run_action(

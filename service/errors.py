@@ -13,7 +13,9 @@
         ├── LLMRateLimited (503, llm_rate_limited)
         ├── LLMUnavailable (503, llm_unavailable)
         ├── LLMTimeout (504, llm_timeout)
-        └── StorageUnavailable (503, storage_unavailable)
+        ├── StorageUnavailable (503, storage_unavailable)
+        ├── VectorStoreUnavailable (503, vector_store_unavailable)
+        └── EmbeddingFailed (502, embedding_failed)
 
 Tool failures the model can fix are not errors here: they are observations with is_error true.
 """
@@ -71,6 +73,8 @@ class NotFound(ServiceError):
 class UpstreamError(ServiceError):
     status = 502
     code = "upstream_error"
+    # Seconds the provider asked us to wait (its Retry-After header), when it said.
+    retry_after_s: float | None = None
 
 
 class LLMAuthFailed(UpstreamError):
@@ -99,3 +103,12 @@ class LLMTimeout(UpstreamError):
 class StorageUnavailable(UpstreamError):
     status = 503
     code = "storage_unavailable"
+
+
+class VectorStoreUnavailable(UpstreamError):
+    status = 503
+    code = "vector_store_unavailable"
+
+
+class EmbeddingFailed(UpstreamError):
+    code = "embedding_failed"

@@ -1,8 +1,18 @@
-"""The LLM gateway: the only module that imports litellm, and the one place its errors become ours."""
+"""The LLM gateway: the only module that imports litellm, and the one place its errors become ours.
 
+complete(request) -> LLMReply                      one chat completion
+stream(request)   -> text deltas ..., LLMReply     the same answer, as it arrives
+a provider that rejects the stop sequences is asked again without them (stop_dropped)
+model facts (litellm's offline tables): context_window, supports_native_tools, count_tokens
+"""
+
+import json
 import os
+import re
 import time
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any, Protocol
 
 from pydantic import SecretStr
@@ -17,35 +27,53 @@ from service.errors import (
 )
 from service.schemas import Usage
 
+Message = dict[str, Any]
+_STOP_PARAM = re.compile(r"\bstop\b", re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class LLMRequest:
-    """One chat completion call, fully resolved (model, base, key, limits)."""
+    """One chat completion call, fully resolved (model, base, key, limits, tools)."""
 
     model: str
-    messages: list[dict[str, str]]
+    messages: list[Message]
     temperature: float
     max_tokens: int
     timeout_s: float
     api_base: str | None = None
     api_key: SecretStr | None = field(default=None, repr=False)
     stop: tuple[str, ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()  # provider tool schemas: native tool calling
+
+
+@dataclass(frozen=True)
+class NativeToolCall:
+    """A tool call the provider returned, its arguments still JSON text."""
+
+    name: str
+    arguments: str
 
 
 @dataclass(frozen=True)
 class LLMReply:
-    """The model's text and what it cost."""
+    """The model's text and tool calls, and what they cost."""
 
     text: str
     usage: Usage
     finish_reason: str | None
     elapsed_ms: float
+    tool_calls: tuple[NativeToolCall, ...] = ()
+    stop_dropped: bool = False  # the provider rejected the stop sequences; sent without them
 
 
 class LLMGateway(Protocol):
-    """Anything that can answer an LLMRequest."""
+    """Anything that can answer an LLMRequest, whole or as a stream."""
 
     async def complete(self, request: LLMRequest) -> LLMReply: ...
+
+    def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
+        """Text deltas as they arrive, then the whole LLMReply as the last item."""
+        ...
 
 
 class LiteLLMGateway:
@@ -53,14 +81,52 @@ class LiteLLMGateway:
 
     async def complete(self, request: LLMRequest) -> LLMReply:
         """Send the request; translate every provider failure to an UpstreamError."""
-        litellm = _import_litellm()
         started = time.perf_counter()
+        response, stop_dropped = await _open(request)
+        return _reply_from(response, _since(started), stop_dropped)
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
+        """Stream the answer; closing this generator closes the upstream connection."""
+        started = time.perf_counter()
+        response, stop_dropped = await _open(request, stream=True, stream_options={"include_usage": True})
+        chunks: list[Any] = []
         try:
-            response = await litellm.acompletion(**_call_arguments(request))
+            async for chunk in response:
+                chunks.append(chunk)
+                if text := _delta_text(chunk):
+                    yield text
         except Exception as exc:
             raise translate_error(exc, request.api_key) from exc
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        return _reply_from(response, elapsed_ms)
+        finally:
+            await response.aclose()
+        # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
+        if getattr(response, "received_finish_reason", "") is None:
+            raise LLMUnavailable("the LLM stream ended before its last chunk")
+        built = _import_litellm().stream_chunk_builder(chunks)
+        yield _reply_from(built, _since(started), stop_dropped)
+
+
+async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
+    """The provider's response, and whether the stop sequences had to be dropped to get it."""
+    litellm = _import_litellm()
+    try:
+        return await litellm.acompletion(**_call_arguments(request), **extra), False
+    except Exception as exc:
+        if not (request.stop and _rejects_stop(exc)):
+            raise translate_error(exc, request.api_key) from exc
+    try:
+        return await litellm.acompletion(**_call_arguments(replace(request, stop=())), **extra), True
+    except Exception as exc:
+        raise translate_error(exc, request.api_key) from exc
+
+
+def _rejects_stop(exc: Exception) -> bool:
+    status = getattr(exc, "status_code", None)
+    return status == 400 and bool(_STOP_PARAM.search(str(getattr(exc, "message", exc))))
+
+
+def _since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
 
 
 def _import_litellm() -> Any:
@@ -90,36 +156,69 @@ def _call_arguments(request: LLMRequest) -> dict[str, Any]:
     arguments["api_key"] = request.api_key.get_secret_value() if request.api_key else "none"
     if request.stop:
         arguments["stop"] = list(request.stop)
+    if request.tools:
+        arguments["tools"] = list(request.tools)
+        # litellm 1.106 imports its MCP gateway (an optional `mcp` package) for any call with tools.
+        arguments["_skip_mcp_handler"] = True
     return arguments
 
 
-def _reply_from(response: Any, elapsed_ms: float) -> LLMReply:
+def _delta_text(chunk: Any) -> str:
+    choices = getattr(chunk, "choices", None) or []
+    delta = getattr(choices[0], "delta", None) if choices else None
+    return str(getattr(delta, "content", None) or "")
+
+
+def _reply_from(response: Any, elapsed_ms: float, stop_dropped: bool) -> LLMReply:
     try:
         choice = response.choices[0]
-        text = choice.message.content or ""
-        finish_reason = choice.finish_reason
+        message = choice.message
+        calls = tuple(
+            NativeToolCall(call.function.name or "", call.function.arguments or "")
+            for call in message.tool_calls or ()
+        )
+        text = message.content or ""
     except (AttributeError, IndexError, TypeError) as exc:
         raise LLMBadResponse("the LLM returned no choices") from exc
-    raw_usage = getattr(response, "usage", None)
-    usage = Usage(
-        prompt_tokens=getattr(raw_usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(raw_usage, "completion_tokens", 0) or 0,
-        total_tokens=getattr(raw_usage, "total_tokens", 0) or 0,
+    return LLMReply(
+        text=text,
+        usage=_usage(getattr(response, "usage", None)),
+        finish_reason=choice.finish_reason,
+        elapsed_ms=elapsed_ms,
+        tool_calls=calls,
+        stop_dropped=stop_dropped,
     )
-    return LLMReply(text=text, usage=usage, finish_reason=finish_reason, elapsed_ms=elapsed_ms)
+
+
+def _usage(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
+    return Usage(
+        prompt_tokens=getattr(raw, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(raw, "completion_tokens", 0) or 0,
+        total_tokens=getattr(raw, "total_tokens", 0) or 0,
+        cached_tokens=cached or 0,
+    )
 
 
 def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
     """Map a litellm/provider exception to our error tree, with a message free of the key."""
+    error = _classify(exc, _scrub(str(getattr(exc, "message", exc)), api_key)[:300])
+    error.retry_after_s = _retry_after(exc)
+    return error
+
+
+def _classify(exc: Exception, detail: str) -> UpstreamError:
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
-    detail = _scrub(str(getattr(exc, "message", exc)), api_key)[:300]
     if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
         return LLMAuthFailed(f"the LLM provider refused the API key (HTTP {status})")
     if name == "RateLimitError" or status == 429:
         return LLMRateLimited("the LLM provider is rate limiting requests (HTTP 429)")
     if name in ("Timeout", "APITimeoutError") or status == 408:
         return LLMTimeout("the LLM did not answer before the deadline")
+    if name == "MidStreamFallbackError":
+        return LLMUnavailable("the LLM stream broke off before its end")
     if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError") or (
         isinstance(status, int) and status >= 500
     ):
@@ -127,7 +226,68 @@ def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
     return LLMBadResponse(f"the LLM provider rejected the call (HTTP {status}): {detail}")
 
 
+def _retry_after(exc: Exception) -> float | None:
+    headers = getattr(exc, "litellm_response_headers", None) or {}
+    try:
+        seconds = float(headers.get("retry-after", ""))
+    except (AttributeError, TypeError, ValueError):
+        return None  # absent, or an HTTP date: fall back to our own backoff
+    return seconds if seconds >= 0 else None
+
+
 def _scrub(text: str, api_key: SecretStr | None) -> str:
     if api_key is not None and (secret := api_key.get_secret_value()):
         text = text.replace(secret, "[redacted]")
     return text
+
+
+@cache
+def context_window(model: str) -> int | None:
+    """Input tokens the model accepts, from litellm's offline table; None when it does not know."""
+    try:
+        info = _import_litellm().get_model_info(model)
+    except Exception:  # litellm raises for any model missing from its table
+        return None
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(window) if window else None
+
+
+@cache
+def supports_native_tools(model: str) -> bool:
+    """Whether litellm's table says the model takes tool schemas (function calling)."""
+    try:
+        return bool(_import_litellm().supports_function_calling(model=model))
+    except Exception:  # an unmapped model: assume text
+        return False
+
+
+def count_tokens(model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
+    """Prompt tokens for the model, by litellm's tokenizer for it (tiktoken when it has none)."""
+    try:
+        return int(
+            _import_litellm().token_counter(model=model, messages=list(messages), tools=list(tools) or None)
+        )
+    except Exception:  # a tokenizer that fails must not fail the step: bytes bound tokens from above
+        return len(json.dumps([list(messages), list(tools)], ensure_ascii=False).encode())
+
+
+def embed_texts(
+    model: str, texts: list[str], api_base: str | None, api_key: SecretStr | None, timeout_s: float
+) -> list[list[float]]:
+    """Embedding vectors from a litellm embedding model, one per text, in order."""
+    arguments: dict[str, Any] = {
+        "model": model,
+        "input": texts,
+        "timeout": timeout_s,
+        "api_base": api_base,
+        "num_retries": 0,  # litellm's own retry loop stays off; its OpenAI client still retries twice
+    }
+    arguments["api_key"] = api_key.get_secret_value() if api_key else "none"
+    try:
+        response = _import_litellm().embedding(**arguments)
+        data = sorted(response.data, key=lambda item: item["index"])
+        return [[float(value) for value in item["embedding"]] for item in data]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise LLMBadResponse("the embedding provider returned no vectors") from exc
+    except Exception as exc:
+        raise translate_error(exc, api_key) from exc

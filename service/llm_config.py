@@ -7,24 +7,25 @@ from service.llm import LLMRequest
 from service.schemas import LLMConfig, UserApiKeys
 from service.settings import Settings
 
+# The text protocol's turn ends where the model would write an observation itself.
+TEXT_STOP = ("\nObservation:",)
 
-def resolve_llm_request(
-    config: LLMConfig, keys: UserApiKeys, settings: Settings, messages: list[dict[str, str]]
-) -> LLMRequest:
-    """The call to make: request overrides first, then server defaults."""
+
+def resolve_llm_request(config: LLMConfig, keys: UserApiKeys, settings: Settings) -> LLMRequest:
+    """The call to make, messages still empty: request overrides first, then server defaults."""
     api_base = settings.llm_api_base
     if config.api_base is not None:
         check_api_base(config.api_base, settings.llm_api_base_allowlist)
         api_base = config.api_base
     return LLMRequest(
         model=config.model or settings.llm_model,
-        messages=messages,
+        messages=[],
         temperature=settings.llm_temperature if config.temperature is None else config.temperature,
         max_tokens=config.max_tokens or settings.llm_max_tokens,
         timeout_s=settings.llm_timeout_s,
         api_base=api_base,
         api_key=keys.llmKey or settings.llm_api_key,
-        stop=("\nObservation:",),
+        stop=TEXT_STOP,
     )
 
 

@@ -1,11 +1,13 @@
 """Render every message the model reads from the templates in prompts/ (strict: a missing variable raises).
 
-system.j2 (instructions + manifest.j2 or the client's segment)
+system.j2 (instructions + manifest.j2 or the client's segment; notices) | system_native.j2 (native mode)
 earlier turns ... user_query.j2 ... then each step of this question:
-    assistant "Thought: ...\nAction: ..."  ->  user observation.j2
-    assistant <raw output>                 ->  user format_error.j2
+    text:   assistant "Thought: ...\nAction: ..."            ->  user observation.j2
+    native: assistant thought + tool_calls [call_<index>]  ->  tool tool_result.j2
+    both:   assistant <raw output>                          ->  user format_error.j2
 """
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -15,9 +17,9 @@ import jinja2
 
 from prompts import PROMPTS_DIR
 from service.schemas import ClientTool, CompletedStep, FormatErrorStep, HistoryItem, Turn
-from tools.registry import ToolRegistry
+from tools.registry import Category, ToolRegistry
 
-Message = dict[str, str]
+Message = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,17 @@ class ToolPrompt:
     signature: str
     description: str
     example: str = ""
+    category: Category = "execution"
+    requires_approval: bool = False
+
+
+# The manifest's sections, in order (seeds/002 Decision 5).
+CATEGORY_TITLES: dict[Category, str] = {
+    "search": "Search & discovery",
+    "reading": "Reading",
+    "writing": "Writing (every call is shown to the user, who must approve it)",
+    "execution": "Execution",
+}
 
 
 @cache
@@ -66,18 +79,30 @@ def _type_name(prop: dict[str, Any]) -> str:
 def tool_prompts(registry: ToolRegistry, client_tools: Iterable[ClientTool]) -> list[ToolPrompt]:
     """Server tools, then the request's client tools, as the manifest lists them."""
     server = [
-        ToolPrompt(spec.name, describe_signature(spec.json_schema()), spec.description, spec.example)
+        ToolPrompt(
+            spec.name,
+            describe_signature(spec.json_schema()),
+            spec.description,
+            spec.example,
+            spec.category,
+            spec.requires_approval,
+        )
         for spec in registry.specs
     ]
     client = [
-        ToolPrompt(tool.name, describe_signature(tool.parameters), tool.description) for tool in client_tools
+        ToolPrompt(tool.name, describe_signature(tool.parameters), tool.description, category=tool.category)
+        for tool in client_tools
     ]
     return server + client
 
 
 def render_manifest(tools: Sequence[ToolPrompt]) -> str:
-    """The tool manifest text segment."""
-    return render("manifest", tools=tools)
+    """The tool manifest text segment: tools grouped by category, numbered across groups."""
+    sections = [
+        (title, [tool for tool in tools if tool.category == category])
+        for category, title in CATEGORY_TITLES.items()
+    ]
+    return render("manifest", sections=[(title, group) for title, group in sections if group])
 
 
 def render_format_error(reason: str, tool_names: Iterable[str]) -> str:
@@ -85,23 +110,38 @@ def render_format_error(reason: str, tool_names: Iterable[str]) -> str:
     return render("format_error", reason=reason, tool_names=sorted(tool_names))
 
 
-def render_messages(
-    manifest: str, user_query: str, history: Sequence[HistoryItem], final_step: bool
-) -> list[Message]:
+@dataclass(frozen=True)
+class PromptParts:
+    """What one step's prompt is made of, besides the history."""
+
+    manifest: str
+    user_query: str
+    final_step: bool
+    native: bool = False
+    notices: tuple[str, ...] = ()
+
+
+def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[Message]:
     """The whole conversation for one step; the same inputs give the same bytes."""
-    messages = [{"role": "system", "content": render("system", manifest=manifest, final_step=final_step)}]
+    messages: list[Message] = [{"role": "system", "content": _system(parts)}]
     # The current question follows the last earlier turn; steps after it belong to this question.
     turn_positions = [i for i, item in enumerate(history) if isinstance(item, Turn)]
     split = turn_positions[-1] + 1 if turn_positions else 0
-    for item in history[:split]:
-        messages.extend(_history_messages(item))
-    messages.append({"role": "user", "content": render("user_query", user_query=user_query)})
-    for item in history[split:]:
-        messages.extend(_history_messages(item))
+    for index, item in enumerate(history[:split]):
+        messages.extend(_history_messages(item, index, parts.native))
+    messages.append({"role": "user", "content": render("user_query", user_query=parts.user_query)})
+    for index, item in enumerate(history[split:], start=split):
+        messages.extend(_history_messages(item, index, parts.native))
     return messages
 
 
-def _history_messages(item: HistoryItem) -> list[Message]:
+def _system(parts: PromptParts) -> str:
+    if parts.native:
+        return render("system_native", final_step=parts.final_step, notices=parts.notices)
+    return render("system", manifest=parts.manifest, final_step=parts.final_step, notices=parts.notices)
+
+
+def _history_messages(item: HistoryItem, index: int, native: bool) -> list[Message]:
     if isinstance(item, Turn):
         return [{"role": item.role, "content": item.content}]
     if isinstance(item, FormatErrorStep):
@@ -109,7 +149,7 @@ def _history_messages(item: HistoryItem) -> list[Message]:
             {"role": "assistant", "content": item.raw_output},
             {"role": "user", "content": item.format_error},
         ]
-    return _step_messages(item)
+    return _native_step_messages(item, index) if native else _step_messages(item)
 
 
 def _step_messages(step: CompletedStep) -> list[Message]:
@@ -117,3 +157,19 @@ def _step_messages(step: CompletedStep) -> list[Message]:
     reply = f"Thought: {step.thought}\n{action}" if step.thought else action
     observation = render("observation", observation=step.observation, is_error=step.is_error)
     return [{"role": "assistant", "content": reply}, {"role": "user", "content": observation}]
+
+
+def _native_step_messages(step: CompletedStep, index: int) -> list[Message]:
+    """The step as the provider's own tool-call turn; the id is the step's place in the history."""
+    call_id = f"call_{index}"
+    arguments = json.dumps(step.action_details.tool_args, ensure_ascii=False)
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": step.action_details.tool_name, "arguments": arguments},
+    }
+    result = render("tool_result", observation=step.observation, is_error=step.is_error)
+    return [
+        {"role": "assistant", "content": step.thought or None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": result},
+    ]

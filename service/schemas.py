@@ -1,15 +1,27 @@
 """The HTTP contract as pydantic models (seeds/001 names; openapi.yaml mirrors them)."""
 
+import re
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
 
-ProjectId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+from service.errors import ValidationFailed
+
+PROJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN)]
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
-Status = Literal["action_proposed", "final_answer", "format_error", "max_iterations_reached"]
+Status = Literal[
+    "action_proposed",
+    "final_answer",
+    "format_error",
+    "max_iterations_reached",
+    "truncated_output",
+    "loop_detected",
+]
 Executor = Literal["server", "client"]
+ToolCallingMode = Literal["text", "native", "auto"]
 
 
 class StrictModel(BaseModel):
@@ -25,6 +37,7 @@ class LLMConfig(StrictModel):
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1, le=32_768)
     api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
+    tool_calling: ToolCallingMode | None = None
 
 
 class UserApiKeys(StrictModel):
@@ -46,6 +59,7 @@ class ClientTool(StrictModel):
 
     name: ToolName
     description: Annotated[str, StringConstraints(max_length=4_000)] = ""
+    category: Literal["search", "reading", "writing", "execution"] = "execution"
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
 
     @field_validator("parameters")
@@ -107,6 +121,7 @@ class ReactStepRequest(StrictModel):
     llm_config: LLMConfig = Field(default_factory=LLMConfig)
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
     max_iterations_left: int = Field(10, ge=0, le=1_000)
+    stream: bool = False
 
 
 class Usage(BaseModel):
@@ -115,6 +130,7 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class Timing(BaseModel):
@@ -122,6 +138,7 @@ class Timing(BaseModel):
 
     llm_ms: float = 0.0
     total_ms: float = 0.0
+    retries: int = 0
 
 
 class ReactStepResponse(BaseModel):
@@ -135,9 +152,11 @@ class ReactStepResponse(BaseModel):
     raw_output: str | None = None
     format_error: str | None = None
     model: str | None = None
+    tool_calling: Literal["text", "native"] | None = None
     usage: Usage = Field(default_factory=Usage)
     timing: Timing = Field(default_factory=Timing)
-    prompt: list[dict[str, str]] | None = None
+    notes: list[str] | None = None
+    prompt: list[dict[str, Any]] | None = None
 
 
 class ExecuteActionRequest(StrictModel):
@@ -159,3 +178,10 @@ class ExecuteActionResponse(BaseModel):
     observation: str
     is_error: bool
     execution_time_ms: float
+
+
+def check_project_id(project_id: str) -> str:
+    """A project id from a URL path, or a 422 naming the rule."""
+    if re.fullmatch(PROJECT_ID_PATTERN, project_id) is None:
+        raise ValidationFailed(f"project_id must match {PROJECT_ID_PATTERN}")
+    return project_id

@@ -27,6 +27,20 @@ class Settings(BaseSettings):
         description="Origins a request's llm_config.api_base may name, as scheme://host:port; "
         "a port of * allows any port.",
     )
+    llm_tool_calling: Literal["text", "native", "auto"] = Field(
+        "text", description="Default tool calling: the text Action protocol, native tool calls, or auto."
+    )
+    llm_deadline_s: float = Field(60.0, description="Deadline for one step's LLM work, retries included.")
+    llm_max_retries: int = Field(3, description="Retries of a rate-limited, failing or timed-out LLM call.")
+    llm_retry_base_s: float = Field(0.5, description="First retry delay; it doubles per retry, with jitter.")
+    llm_retry_max_s: float = Field(8.0, description="Longest delay between two retries.")
+    llm_default_context_window: int = Field(
+        8192, description="Context window, in tokens, of models litellm does not know."
+    )
+    max_observation_chars: int = Field(
+        20_000, description="Longer observations reach the model as head + tail."
+    )
+    loop_repeats: int = Field(3, description="Identical action + observation count that makes a step a loop.")
 
     storage_backend: Literal["local", "s3"] = Field("local", description="Object store kind.")
     s3_bucket: str = Field("reactstep", description="Bucket holding project files.")
@@ -37,9 +51,39 @@ class Settings(BaseSettings):
     s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key.")
     s3_timeout_s: float = Field(10.0, description="Connect and read timeout for S3 calls.")
 
+    vector_backend: Literal["embedded", "qdrant"] = Field(
+        "embedded", description="Qdrant's engine in-process (embedded) or a Qdrant server by URL."
+    )
+    qdrant_url: str | None = Field(None, description="Qdrant server or cluster URL (vector_backend=qdrant).")
+    qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server.")
+    qdrant_timeout_s: float = Field(10.0, description="Deadline for one Qdrant call, in seconds.")
+    embedding_model: str = Field(
+        "local/all-MiniLM-L6-v2",
+        description="Default embedding model: the shipped local one or a litellm name.",
+    )
+    embedding_api_base: str | None = Field(
+        None, description="Default API base for a litellm embedding model."
+    )
+    embedding_api_key: SecretStr | None = Field(
+        None, description="Default key for a litellm embedding model."
+    )
+    embedding_threads: int = Field(0, description="CPU threads for the local embedder; 0 means all cores.")
+    search_mode: Literal["hybrid", "dense", "lexical"] = Field(
+        "hybrid", description="Which retrieval code_search runs; dense and lexical exist for benchmarks."
+    )
+    search_dense_weight: float = Field(1.0, description="Weight of the dense ranking in the fused score.")
+    search_lexical_weight: float = Field(
+        0.4, description="Weight of the lexical ranking in the fused score (bench/retrieval_quality.py)."
+    )
+    code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
+    code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
+    index_max_file_bytes: int = Field(1_000_000, description="Larger files are not indexed.")
+
     read_file_max_lines: int = Field(500, description="Lines read_file returns before cutting.")
     read_file_max_bytes: int = Field(50_000, description="Bytes read_file returns before cutting.")
-    list_files_max_entries: int = Field(200, description="Entries list_files returns.")
+    list_files_max_entries: int = Field(1_000, description="Entries list_files returns over all pages.")
+    list_files_page_size: int = Field(100, description="Entries per list_files page.")
+    grep_max_file_bytes: int = Field(1_000_000, description="Larger files are skipped by grep.")
     upload_max_file_bytes: int = Field(1_000_000, description="Larger files are not uploaded.")
     max_body_bytes: int = Field(1_000_000, description="Largest request body accepted.")
     max_history_items: int = Field(200, description="Longest conversation_history accepted.")
@@ -49,3 +93,13 @@ class Settings(BaseSettings):
     def storage_root(self) -> Path:
         """The local object store's directory."""
         return self.data_dir / "objects"
+
+    @property
+    def vectors_root(self) -> Path:
+        """The embedded vector store's directory."""
+        return self.data_dir / "vectors"
+
+    @property
+    def models_root(self) -> Path:
+        """Where derived model files (such as an ONNX export) are cached."""
+        return self.data_dir / "models"

@@ -1,55 +1,54 @@
 """One ReAct step: render the prompt, ask the model, parse its reply into a step result.
 
 max_iterations_left == 0  -> max_iterations_reached (no LLM call)
-render_messages -> LLMGateway.complete -> parse_reply
-    -> final_answer | action_proposed (executor server|client) | format_error (+ corrective message)
+prepare_step: tools -> llm request -> tool calling mode (text | native) -> loop warnings
+              -> observations cut to head + tail -> prompt fitted to the context window (budget)
+run_react_step: LLM call with retries inside the deadline (retries) -> interpret (outcome)
+    -> final_answer | action_proposed | format_error | truncated_output | loop_detected
+service.streaming runs the same prepared step with the reply streamed.
 """
 
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from service.budget import FittedPrompt, TokenMeter, cut_observations, fit_prompt, prompt_budget
 from service.errors import ValidationFailed
-from service.llm import LLMGateway, LLMReply
+from service.llm import LLMGateway, LLMReply, LLMRequest, Message, context_window
 from service.llm_config import resolve_llm_request
-from service.parsing import FormatError, ParsedReply, parse_reply
-from service.prompting import render_format_error, render_manifest, render_messages, tool_prompts
-from service.schemas import ActionDetails, Executor, ReactStepRequest, ReactStepResponse, Timing
+from service.loop_guard import loop_warnings, repeated_actions
+from service.native_tools import ResolvedMode, provider_tools, resolve_mode
+from service.outcome import StepContext, interpret
+from service.prompting import PromptParts, render, render_manifest, render_messages, tool_prompts
+from service.retries import Attempts, RetryPolicy, complete_with_retries
+from service.schemas import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
 from service.settings import Settings
+from service.step_tools import step_tools
 from tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True)
-class StepTools:
-    """The tools one request may call: JSON Schemas by name, and which the client runs."""
+class PreparedStep:
+    """Everything decided before the LLM is called."""
 
-    schemas: dict[str, dict[str, Any]]
-    client_names: frozenset[str]
+    llm_request: LLMRequest
+    context: StepContext
+    notes: tuple[str, ...]
+    retry_policy: RetryPolicy
+    retry_seed: str
+    debug_prompt: bool
+    started: float
 
-
-def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
-    """Server tools plus the request's client tools; a client tool may not shadow a server one."""
-    schemas = registry.schemas()
-    for tool in request.client_tools:
-        if tool.name in schemas:
-            raise ValidationFailed(f"client tool {tool.name!r} has the name of a server tool")
-        schemas[tool.name] = tool.parameters
-    return StepTools(schemas, frozenset(tool.name for tool in request.client_tools))
-
-
-def build_messages(request: ReactStepRequest, registry: ToolRegistry) -> list[dict[str, str]]:
-    """The exact messages the model will read for this request."""
-    manifest = request.available_tools_prompt_segment
-    if manifest is None:
-        manifest = render_manifest(tool_prompts(registry, request.client_tools))
-    final_step = request.max_iterations_left == 1
-    return render_messages(manifest, request.user_query, request.conversation_history, final_step)
+    def attempts(self) -> Attempts:
+        """A fresh retry budget for this step's LLM call."""
+        return Attempts(self.retry_policy, self.retry_seed)
 
 
-async def run_react_step(
-    request: ReactStepRequest, settings: Settings, llm: LLMGateway, registry: ToolRegistry
-) -> ReactStepResponse:
-    """Take one reasoning step for the request."""
+def prepare_step(
+    request: ReactStepRequest, settings: Settings, registry: ToolRegistry
+) -> PreparedStep | ReactStepResponse:
+    """The LLM call to make, or the response itself when no call is needed."""
     started = time.perf_counter()
     if request.max_iterations_left == 0:
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
@@ -59,54 +58,137 @@ async def run_react_step(
             f"the limit is {settings.max_history_items}"
         )
     tools = step_tools(request, registry)
-    messages = build_messages(request, registry)
-    llm_request = resolve_llm_request(request.llm_config, request.user_api_keys, settings, messages)
-    reply = await llm.complete(llm_request)
-    response = _interpret(reply, tools, request.session_id)
-    response.model = llm_request.model
+    llm_request, mode = _llm_request(request, settings, registry)
+    repeated = repeated_actions(request.conversation_history, settings.loop_repeats)
+    llm_request, notes = _fitted(request, settings, registry, llm_request, mode, loop_warnings(repeated))
+    notes += [
+        f"The prompt warns that {item.action} ran {item.count} times, observing the same."
+        for item in repeated
+    ]
+    context = StepContext(
+        session_id=request.session_id,
+        tools=tools,
+        mode=mode,
+        max_tokens=llm_request.max_tokens,
+        stuck=frozenset(item.key for item in repeated),
+    )
+    return PreparedStep(
+        llm_request=llm_request,
+        context=context,
+        notes=tuple(notes),
+        retry_policy=RetryPolicy.from_settings(settings),
+        retry_seed=f"{request.session_id}:{len(request.conversation_history)}",
+        debug_prompt=settings.debug_prompt,
+        started=started,
+    )
+
+
+def _llm_request(
+    request: ReactStepRequest, settings: Settings, registry: ToolRegistry
+) -> tuple[LLMRequest, ResolvedMode]:
+    """The call without its messages yet, and how it offers the tools."""
+    llm_request = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
+    mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, llm_request.model)
+    if mode == "native":
+        llm_request = replace(llm_request, stop=(), tools=provider_tools(registry, request.client_tools))
+    return llm_request, mode
+
+
+def _fitted(
+    request: ReactStepRequest,
+    settings: Settings,
+    registry: ToolRegistry,
+    llm_request: LLMRequest,
+    mode: ResolvedMode,
+    warnings: list[str],
+) -> tuple[LLMRequest, list[str]]:
+    """The call with its messages, cut and fitted to the model's window, and notes on what that took."""
+    history, cut = cut_observations(request.conversation_history, settings.max_observation_chars)
+    parts = PromptParts(
+        manifest=_manifest(request, registry, mode),
+        user_query=request.user_query,
+        final_step=request.max_iterations_left == 1,
+        native=mode == "native",
+        notices=tuple(warnings),
+    )
+    window = context_window(llm_request.model) or settings.llm_default_context_window
+    fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
+    notes = _prompt_notes(cut, fitted, window, settings.max_observation_chars)
+    return replace(llm_request, messages=fitted.messages), notes
+
+
+async def run_react_step(
+    request: ReactStepRequest, settings: Settings, llm: LLMGateway, registry: ToolRegistry
+) -> ReactStepResponse:
+    """Take one reasoning step for the request."""
+    prepared = prepare_step(request, settings, registry)
+    if isinstance(prepared, ReactStepResponse):
+        return prepared
+    attempts = prepared.attempts()
+    llm_started = time.perf_counter()
+    reply = await complete_with_retries(llm, prepared.llm_request, attempts)
+    return finish_step(prepared, reply, attempts.retries, llm_started)
+
+
+def finish_step(
+    prepared: PreparedStep, reply: LLMReply, retries: int, llm_started: float
+) -> ReactStepResponse:
+    """The response for the reply, with model, usage, timing, notes (and the prompt when debugging)."""
+    finished = time.perf_counter()
+    response = interpret(reply, prepared.context)
+    response.model = prepared.llm_request.model
     response.usage = reply.usage
-    total_ms = (time.perf_counter() - started) * 1000
-    response.timing = Timing(llm_ms=round(reply.elapsed_ms, 3), total_ms=round(total_ms, 3))
-    if settings.debug_prompt:
-        response.prompt = messages
+    response.timing = Timing(
+        llm_ms=round((finished - llm_started) * 1000, 3),
+        total_ms=round((finished - prepared.started) * 1000, 3),
+        retries=retries,
+    )
+    notes = [*prepared.notes, *_reply_notes(reply), *(response.notes or [])]
+    response.notes = notes or None
+    if prepared.debug_prompt:
+        response.prompt = prepared.llm_request.messages
     return response
 
 
-def _interpret(reply: LLMReply, tools: StepTools, session_id: str) -> ReactStepResponse:
-    try:
-        parsed = parse_reply(reply.text, tools.schemas)
-    except FormatError as exc:
-        return ReactStepResponse(
-            session_id=session_id,
-            status="format_error",
-            thought=exc.thought,
-            raw_output=reply.text,
-            format_error=render_format_error(exc.reason, tools.schemas),
-        )
-    return _result(parsed, tools, session_id, reply.text)
+def step_body(response: ReactStepResponse) -> dict[str, Any]:
+    """The JSON body of a react_step response (streamed or not)."""
+    return response.model_dump(mode="json", exclude_none=True)
 
 
-def _result(parsed: ParsedReply, tools: StepTools, session_id: str, raw_output: str) -> ReactStepResponse:
-    if parsed.action is None:
-        return ReactStepResponse(
-            session_id=session_id,
-            status="final_answer",
-            thought=parsed.thought,
-            final_answer=parsed.final_answer,
-            raw_output=raw_output,
+def _manifest(request: ReactStepRequest, registry: ToolRegistry, mode: ResolvedMode) -> str:
+    if mode == "native":
+        return ""  # the tools travel as JSON Schemas
+    if request.available_tools_prompt_segment is not None:
+        return request.available_tools_prompt_segment
+    return render_manifest(tool_prompts(registry, request.client_tools))
+
+
+def _fit(
+    parts: PromptParts, history: list[HistoryItem], llm_request: LLMRequest, budget: int
+) -> FittedPrompt:
+    def render_prompt(items: Sequence[HistoryItem], elided: int) -> list[Message]:
+        notices = (*parts.notices, render("elision_notice", count=elided)) if elided else parts.notices
+        return render_messages(replace(parts, notices=notices), items)
+
+    return fit_prompt(history, render_prompt, TokenMeter(llm_request.model, llm_request.tools), budget)
+
+
+def _prompt_notes(cut: int, fitted: FittedPrompt, window: int, limit: int) -> list[str]:
+    notes = []
+    if cut:
+        notes.append(f"{cut} observation(s) longer than {limit} characters were cut to head + tail.")
+    if fitted.elided:
+        notes.append(
+            f"The {fitted.elided} oldest observation(s) were elided to fit the {window}-token context window."
         )
-    action = parsed.action
-    executor: Executor = "client" if action.tool_name in tools.client_names else "server"
-    details = ActionDetails(
-        tool_name=action.tool_name,
-        tool_args=action.tool_args,
-        raw_action_string=action.raw_action_string,
-        executor=executor,
-    )
-    return ReactStepResponse(
-        session_id=session_id,
-        status="action_proposed",
-        thought=parsed.thought,
-        action_details=details,
-        raw_output=raw_output,
-    )
+    if fitted.over_by:
+        notes.append(
+            f"The prompt is still {fitted.over_by} tokens over its budget with every observation elided."
+        )
+    return notes
+
+
+def _reply_notes(reply: LLMReply) -> list[str]:
+    if reply.stop_dropped:
+        return ["The provider rejected stop sequences; the step was sent without them."]
+    return []

@@ -1,9 +1,11 @@
 """Record a client's loop as JSON lines, and replay it with the recorded model replies served back.
 
 A trace is one `session` line, then one line per call in order: `react_step`, `execute_action` or
-`client_action`, each with the request sent (keys left out) and the response received. Replay starts
-a scripted LLM on loopback that answers with the recorded `raw_output`s, drives the same loop, and
-stops at the first step whose action, answer or observation differs from the recording.
+`client_action`, each with the request sent (keys left out) and the response received (for a streamed
+step, the terminal `result` event). Replay starts a scripted LLM on loopback that answers each step
+from the recording (the `raw_output` to a text-mode request, the action as a native tool call to a
+native one, so a trace replays in either tool-calling mode), drives the same loop, and stops at the
+first step whose action, answer or observation differs from the recording.
 """
 
 import json
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from service.client import AgentClient, Outcome, Question, run_loop
-from service.scripted_llm import ScriptedLLMServer
+from service.scripted_llm import Recorded, ScriptedLLMServer
 
 TRACE_VERSION = 1
 COMPARED_FIELDS = {
@@ -56,24 +58,34 @@ def load_trace(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def recorded_replies(records: list[dict[str, Any]]) -> list[str]:
-    """The model replies of the recording, in order."""
+def recorded_replies(records: list[dict[str, Any]]) -> list[Recorded]:
+    """The model replies of the recording, in order, as the steps that answered them."""
     return [
-        record["response"]["raw_output"]
+        Recorded(record["response"])
         for record in records
         if record["kind"] == "react_step" and "raw_output" in record["response"]
     ]
 
 
-def replay(records: list[dict[str, Any]], server_url: str, llm: ScriptedLLMServer) -> Outcome:
+def replay(
+    records: list[dict[str, Any]],
+    server_url: str,
+    llm: ScriptedLLMServer,
+    tool_calling: str | None = None,
+    stream: bool = False,
+) -> Outcome:
     """Re-run the recorded loop against a server; raise ReplayMismatch at the first difference."""
     header = records[0]
+    llm_config = {"model": "openai/replay", "api_base": llm.base_url}
+    if tool_calling:
+        llm_config["tool_calling"] = tool_calling
     question = Question(
         project_id=header["project_id"],
         session_id=header["session_id"],
         user_query=header["user_query"],
         max_iterations=header["max_iterations"],
-        llm_config={"model": "openai/replay", "api_base": llm.base_url},
+        llm_config=llm_config,
+        stream=stream,
     )
     expected = iter(records[1:])
     outcome = run_loop(AgentClient(server_url), question, _Comparer(expected))
@@ -81,6 +93,15 @@ def replay(records: list[dict[str, Any]], server_url: str, llm: ScriptedLLMServe
     if left:
         raise ReplayMismatch(f"the replay ended after {outcome.steps} steps; {left} recorded calls remain")
     return outcome
+
+
+def _compared(response: dict[str, Any], name: str) -> Any:
+    """A response field as replay compares it: an action by what it does, not how it was written
+    (a native tool call is written canonically; a text-mode model wrote it its own way)."""
+    value = response.get(name)
+    if name == "action_details" and isinstance(value, dict):
+        return {key: item for key, item in value.items() if key != "raw_action_string"}
+    return value
 
 
 class _Comparer:
@@ -98,7 +119,7 @@ class _Comparer:
         if record["kind"] != kind:
             raise ReplayMismatch(f"call {self._position}: recorded {record['kind']}, replayed {kind}")
         for name in COMPARED_FIELDS[kind]:
-            recorded, replayed = record["response"].get(name), response.get(name)
+            recorded, replayed = _compared(record["response"], name), _compared(response, name)
             if recorded != replayed:
                 raise ReplayMismatch(
                     f"call {self._position} ({kind}): {name} differs\n"

@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 from service.app import create_app
 from service.scripted_llm import ScriptedLLMServer
 from service.settings import Settings
+from tools.embeddings import LocalEmbedder
 from tools.storage import LocalStore
 
 
@@ -33,7 +34,7 @@ def local_store(tmp_path: Path) -> LocalStore:
 
 @pytest.fixture
 def make_client(
-    tmp_path: Path, llm_server: ScriptedLLMServer, local_store: LocalStore
+    tmp_path: Path, llm_server: ScriptedLLMServer, local_store: LocalStore, local_embedder: LocalEmbedder
 ) -> Callable[..., TestClient]:
     """Build a TestClient for an app whose default LLM is the scripted server."""
 
@@ -43,9 +44,10 @@ def make_client(
             "llm_model": "openai/scripted",
             "llm_api_base": llm_server.base_url,
             "llm_timeout_s": 5.0,
+            "llm_retry_base_s": 0.01,  # retries stay fast; tests that time them set their own
         }
         fields.update(overrides)
-        app = create_app(Settings(**fields), store=local_store)
+        app = create_app(Settings(**fields), store=local_store, embedder=local_embedder)
         return TestClient(app, raise_server_exceptions=False)
 
     return build

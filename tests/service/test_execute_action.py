@@ -11,6 +11,8 @@ from service.app import create_app
 from service.settings import Settings
 from tools.storage import LocalStore
 
+ALL_TOOLS = "code_search, find_files, grep, list_files, read_file"
+
 
 def run(client: TestClient, tool_name: str, **tool_args: Any) -> dict[str, Any]:
     body = {
@@ -95,7 +97,7 @@ def test_tool_observations(
         (
             "code_golf",
             {},
-            "Error: unknown tool 'code_golf'. Available tools: list_files, read_file",
+            "Error: unknown tool 'code_golf'. Available tools: " + ALL_TOOLS,
         ),
     ],
 )

@@ -86,6 +86,7 @@ def test_health_and_tools(make_client: Callable[..., TestClient]) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.get("/readyz").json() == {"status": "ready", "checks": {"storage": "ok"}}
     tools = client.get("/api/agent/tools").json()
-    assert [tool["name"] for tool in tools["tools"]] == ["list_files", "read_file"]
-    assert tools["tools"][1]["parameters"]["required"] == ["file_path"]
+    names = [tool["name"] for tool in tools["tools"]]
+    assert names == ["code_search", "grep", "find_files", "list_files", "read_file"]
+    assert tools["tools"][4]["parameters"]["required"] == ["file_path"]
     assert tools["prompt_segment"].startswith("You have access to the following tools:")

@@ -1,9 +1,10 @@
 """openapi.yaml against the app: valid 3.1, same routes, schemas and error codes, live bodies."""
 
+import json
 import re
 import typing
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import tools
 from service import errors, schemas
 from service.api import OPENAPI_PATH
 from service.app import ROUTES, create_app
-from service.llm import LLMReply, LLMRequest
+from service.llm import LLMReply, LLMRequest, NativeToolCall
 from service.settings import Settings
 from tools.errors import StoreUnavailable
 from tools.storage import LocalStore
@@ -73,9 +74,19 @@ def component(name: str) -> dict[str, Any]:
     return schema
 
 
+def spec_path(path: str, paths: dict[str, Any]) -> str:
+    """The spec's path template a concrete path matches ('/api/projects/demo/index' -> '{project_id}')."""
+    for template in paths:
+        pattern = re.sub(r"\\\{[^/]+\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            return template
+    return path
+
+
 def response_pointer(path: str, method: str, status: int) -> str:
     """The spec's response object for a call; unknown routes get NotFound/MethodNotAllowed."""
     paths = load_spec()["paths"]
+    path = spec_path(path, paths)
     if path not in paths:
         pointer = "/components/responses/NotFound"
     elif method.lower() not in paths[path]:
@@ -471,9 +482,9 @@ FILE_TEXT = "print('hi')\n"
 
 
 class ScriptedGateway:
-    """Answers each LLM call with the next scripted text, or raises the next scripted error."""
+    """Answers each LLM call with the next scripted text or reply, or raises the next scripted error."""
 
-    def __init__(self, script: list[str | Exception]) -> None:
+    def __init__(self, script: list[str | LLMReply | Exception]) -> None:
         self.script = list(script)
         self.requests: list[LLMRequest] = []
 
@@ -482,7 +493,15 @@ class ScriptedGateway:
         item = self.script.pop(0)
         if isinstance(item, Exception):
             raise item
+        if isinstance(item, LLMReply):
+            return item
         return LLMReply(text=item, usage=schemas.Usage(), finish_reason="stop", elapsed_ms=1.0)
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
+        reply = await self.complete(request)
+        for start in range(0, len(reply.text), 5):
+            yield reply.text[start : start + 5]
+        yield reply
 
 
 class BrokenStore(LocalStore):
@@ -504,7 +523,7 @@ class Call:
     status: int
     json: Any = None
     content: bytes | None = None
-    script: tuple[str | Exception, ...] = ()
+    script: tuple[str | LLMReply | Exception, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     broken_store: bool = False
     request_valid: bool | None = None  # whether the body matches the spec's request schema
@@ -531,7 +550,9 @@ HISTORY = [
     STEP,
     FORMAT_ERROR_STEP,
 ]
-REACT, EXECUTE = "/api/agent/react_step", "/api/agent/execute_action"
+REACT, EXECUTE, INDEX = "/api/agent/react_step", "/api/agent/execute_action", "/api/projects/demo/index"
+ALL_TOOLS = "code_search, find_files, grep, list_files, read_file"
+DEAD_URL = "http://127.0.0.1:9"  # discard port: nothing listens on loopback, refused at once
 
 CALLS: dict[str, Call] = {
     "react_step action_proposed": Call(
@@ -605,8 +626,8 @@ CALLS: dict[str, Call] = {
             "session_id": "s1",
             "status": "max_iterations_reached",
             "thought": "",
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            "timing": {"llm_ms": 0.0, "total_ms": 0.0},
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0},
+            "timing": {"llm_ms": 0.0, "total_ms": 0.0, "retries": 0},
         },
         llm_calls=0,
     ),
@@ -620,6 +641,66 @@ CALLS: dict[str, Call] = {
         request_valid=True,
         expect={"status": "final_answer"},
         llm_calls=1,
+    ),
+    "react_step native action_proposed": Call(
+        "POST",
+        REACT,
+        200,
+        json=step(llm_config={"tool_calling": "native"}),
+        script=(
+            LLMReply(
+                text="look",
+                usage=schemas.Usage(prompt_tokens=90, completion_tokens=9, total_tokens=99, cached_tokens=64),
+                finish_reason="tool_calls",
+                elapsed_ms=1.0,
+                tool_calls=(NativeToolCall("read_file", '{"file_path": "src/app.py"}'),),
+            ),
+        ),
+        request_valid=True,
+        expect={
+            "status": "action_proposed",
+            "thought": "look",
+            "action_details": STEP["action_details"],
+            "raw_output": READ_APP,
+            "tool_calling": "native",
+            "usage": {"prompt_tokens": 90, "completion_tokens": 9, "total_tokens": 99, "cached_tokens": 64},
+        },
+        llm_calls=1,
+    ),
+    "react_step truncated_output": Call(
+        "POST",
+        REACT,
+        200,
+        json=step(llm_config={"max_tokens": 16}),
+        script=(
+            LLMReply(
+                text="Thought: I need to", usage=schemas.Usage(), finish_reason="length", elapsed_ms=1.0
+            ),
+        ),
+        request_valid=True,
+        expect={"status": "truncated_output", "thought": "I need to", "raw_output": "Thought: I need to"},
+        llm_calls=1,
+    ),
+    "react_step loop_detected": Call(
+        "POST",
+        REACT,
+        200,
+        json=step(conversation_history=[STEP, STEP, STEP]),
+        script=(READ_APP,),
+        request_valid=True,
+        expect={"status": "loop_detected", "action_details": STEP["action_details"]},
+        llm_calls=1,
+    ),
+    "react_step retried after a rate limit": Call(
+        "POST",
+        REACT,
+        200,
+        json=step(),
+        script=(errors.LLMRateLimited("scripted"), "Final Answer: done"),
+        settings={"llm_max_retries": 1, "llm_retry_base_s": 0.001},
+        request_valid=True,
+        expect={"status": "final_answer", "final_answer": "done"},
+        llm_calls=2,
     ),
     "react_step invalid json": Call(
         "POST", REACT, 400, content=b"{not json", code="invalid_json", llm_calls=0
@@ -742,10 +823,10 @@ CALLS: dict[str, Call] = {
         "POST",
         EXECUTE,
         200,
-        json=action(tool_name="code_search", tool_args={"query": "auth"}),
+        json=action(tool_name="delete_everything", tool_args={"query": "auth"}),
         request_valid=True,
         expect={
-            "observation": ("Error: unknown tool 'code_search'. Available tools: list_files, read_file"),
+            "observation": f"Error: unknown tool 'delete_everything'. Available tools: {ALL_TOOLS}",
             "is_error": True,
         },
     ),
@@ -782,6 +863,29 @@ CALLS: dict[str, Call] = {
         settings={"max_body_bytes": 100},
         code="payload_too_large",
     ),
+    "index": Call(
+        "POST",
+        INDEX,
+        200,
+        expect={"project_id": "demo", "files": 1, "embedded": 1, "reused": 0, "removed": 0, "skipped": 0},
+    ),
+    "index invalid json": Call("POST", INDEX, 400, content=b"{", code="invalid_json"),
+    "index payload too large": Call(
+        "POST",
+        INDEX,
+        413,
+        json={"user_api_keys": {"embeddingKey": "x" * 200}},
+        settings={"max_body_bytes": 100},
+        code="payload_too_large",
+    ),
+    "index bad project id": Call("POST", "/api/projects/bad$id/index", 422, code="validation_failed"),
+    "index vector store down": Call(
+        "POST",
+        INDEX,
+        503,
+        settings={"vector_backend": "qdrant", "qdrant_url": DEAD_URL, "qdrant_timeout_s": 1},
+        code="vector_store_unavailable",
+    ),
     "tools": Call("GET", "/api/agent/tools", 200),
     "healthz": Call("GET", "/healthz", 200, expect={"status": "ok"}),
     "readyz ready": Call("GET", "/readyz", 200, expect={"status": "ready", "checks": {"storage": "ok"}}),
@@ -814,16 +918,27 @@ CALLS: dict[str, Call] = {
 }
 
 
+EMBEDDING_FAULTS = {
+    ("/api/agent/execute_action", "post", "502"),
+    ("/api/agent/execute_action", "post", "504"),
+    ("/api/projects/{project_id}/index", "post", "502"),
+    ("/api/projects/{project_id}/index", "post", "504"),
+}
+
+
 def test_live_calls_cover_every_route_and_documented_status() -> None:
-    called = {(c.path, c.method.lower(), str(c.status)) for c in CALLS.values()}
+    paths = load_spec()["paths"]
+    called = {(spec_path(c.path, paths), c.method.lower(), str(c.status)) for c in CALLS.values()}
     documented = {
         (path, method, status)
         for path, item in load_spec()["paths"].items()
         for method, operation in item.items()
         for status in operation["responses"]
     }
-    # 500 is documented for every operation but only provoked on react_step.
-    uncalled = {entry for entry in documented - called if entry[2] != "500"}
+    # 500 is documented for every operation but only provoked on react_step. The embedding
+    # provider's faults need a loopback provider: tests/service/test_code_search.py provokes them
+    # and checks each answer against these same response schemas.
+    uncalled = {entry for entry in documented - called - EMBEDDING_FAULTS if entry[2] != "500"}
     assert uncalled == {("/openapi.yaml", "get", "200")}  # checked by its own test below
 
 
@@ -837,6 +952,8 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
         "debug_prompt": False,
         "max_body_bytes": 1_000_000,
         "max_history_items": 200,
+        "llm_max_retries": 0,
+        "llm_tool_calling": "text",
     }
     settings = Settings(**{**fields, **call.settings})
     store = (BrokenStore if call.broken_store else LocalStore)(tmp_path / "objects")
@@ -873,7 +990,8 @@ def test_live_answer_matches_the_spec(call: Call, tmp_path: Path) -> None:
     if call.llm_calls is not None:
         assert len(gateway.requests) == call.llm_calls
     if call.request_valid is not None:
-        request_pointer = f"/paths/{escape(call.path)}/post/requestBody/content/application~1json"
+        template = spec_path(call.path, load_spec()["paths"])
+        request_pointer = f"/paths/{escape(template)}/post/requestBody/content/application~1json"
         assert (errors_of(f"{request_pointer}/schema", call.json) == []) is call.request_valid
 
 
@@ -925,7 +1043,13 @@ def test_live_history_renders_turns_before_the_question(tmp_path: Path) -> None:
 def test_live_tools_manifest(tmp_path: Path) -> None:
     response, _ = answer(CALLS["tools"], tmp_path)
     body = response.json()
-    assert [tool["name"] for tool in body["tools"]] == ["list_files", "read_file"]
+    assert [tool["name"] for tool in body["tools"]] == [
+        "code_search",
+        "grep",
+        "find_files",
+        "list_files",
+        "read_file",
+    ]
     documented = lookup("/paths/~1api~1agent~1tools/get/responses/200/content/application~1json")
     assert body == documented["examples"]["default_tools"]["value"]
 
@@ -937,3 +1061,60 @@ def test_live_openapi_yaml_is_this_document(tmp_path: Path) -> None:
     assert response.content == OPENAPI_PATH.read_bytes()
     assert yaml.safe_load(response.content) == load_spec()
     assert list(lookup("/paths/~1openapi.yaml/get/responses/200/content")) == ["application/yaml"]
+
+
+STREAMED = [
+    "react_step action_proposed",
+    "react_step native action_proposed",
+    "react_step final_answer with history",
+    "react_step format_error",
+    "react_step truncated_output",
+    "react_step loop_detected",
+    "react_step max_iterations_reached",
+    "react_step retried after a rate limit",
+    "react_step llm_rate_limited",
+    "react_step llm_auth_failed",
+    "react_step unexpected failure",
+]
+
+
+def sse_events(text: str) -> list[tuple[str, Any]]:
+    events = []
+    for block in text.split("\n\n"):
+        if block:
+            fields = dict(line.split(": ", 1) for line in block.splitlines())
+            events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+@pytest.mark.parametrize("name", STREAMED)
+def test_live_stream_matches_the_spec(name: str, tmp_path: Path) -> None:
+    """Streamed, the same call answers 200 events: thoughts, then its body as `result` or `error`."""
+    call = CALLS[name]
+    plain, _ = answer(call, tmp_path / "plain")
+    streamed, gateway = answer(replace(call, json={**call.json, "stream": True}), tmp_path / "streamed")
+    assert streamed.status_code == 200
+    assert streamed.headers["content-type"] == "text/event-stream; charset=utf-8"
+    media = lookup(f"{response_pointer(REACT, 'POST', 200)}/content/text~1event-stream")
+    events = sse_events(streamed.text)
+    for event, data in events:
+        assert errors_of(media["x-sse-events"][event].removeprefix("#"), data) == [], event
+    *thoughts, (last, body) = events
+    assert {event for event, _ in thoughts} <= {"thought"}
+    if plain.status_code == 200:
+        assert last == "result"
+        assert "".join(data["delta"] for _, data in thoughts) == body["thought"]
+        assert {k: v for k, v in body.items() if k != "timing"} == {
+            k: v for k, v in plain.json().items() if k != "timing"
+        }
+    else:
+        assert (last, body) == ("error", plain.json())
+    if call.llm_calls is not None:
+        assert len(gateway.requests) == call.llm_calls
+
+
+def test_live_stream_needs_no_llm_for_a_broken_request(tmp_path: Path) -> None:
+    call = CALLS["react_step api_base not allowed"]
+    response, gateway = answer(replace(call, json={**call.json, "stream": True}), tmp_path)
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "api_base_not_allowed")
+    assert gateway.requests == []

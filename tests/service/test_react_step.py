@@ -94,7 +94,9 @@ def test_format_error_carries_corrective_message(
     assert body["raw_output"] == "Thought: hmm\nAction: delete_everything()"
     assert body["format_error"].startswith("Your last reply could not be used: ")
     assert "delete_everything" in body["format_error"]
-    assert body["format_error"].endswith("Available tools: list_files, read_file")
+    assert body["format_error"].endswith(
+        "Available tools: code_search, find_files, grep, list_files, read_file"
+    )
     assert "action_details" not in body
 
 
@@ -188,8 +190,9 @@ def test_server_manifest_lists_tools_and_client_segment_replaces_it(
     segment = "You have one tool: read_file(file_path)."
     client.post("/api/agent/react_step", json=step_body(available_tools_prompt_segment=segment))
     own, given = (request["messages"][0]["content"] for request in llm_server.requests)
-    assert "1. **list_files(path?: string, recursive?: boolean)**" in own
-    assert "2. **read_file(file_path: string, start_line?: integer, end_line?: integer)**" in own
+    assert "## Search & discovery\n1. **code_search(query: string, max_results?: integer," in own
+    assert "4. **list_files(path?: string, recursive?: boolean, depth?: integer, page?: integer)**" in own
+    assert "## Reading\n5. **read_file(file_path: string, start_line?: integer, end_line?: integer)**" in own
     assert segment in given
     assert "**list_files(" not in given
 
@@ -266,7 +269,7 @@ def test_llm_failures_map_to_codes_without_the_key(
     code: str,
 ) -> None:
     llm_server.push(fault, "Final Answer: too late")
-    client = make_client(llm_timeout_s=1.0)
+    client = make_client(llm_timeout_s=1.0, llm_max_retries=0)
     keys = {"llmKey": CANARY_KEY}
     response = client.post("/api/agent/react_step", json=step_body(user_api_keys=keys))
     assert response.status_code == status

@@ -1,0 +1,26 @@
+"""The tools one react_step request may call: the server's, plus the request's client tools."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from service.errors import ValidationFailed
+from service.schemas import ReactStepRequest
+from tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class StepTools:
+    """The tools one request may call: JSON Schemas by name, and which the client runs."""
+
+    schemas: dict[str, dict[str, Any]]
+    client_names: frozenset[str]
+
+
+def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
+    """Server tools plus the request's client tools; a client tool may not shadow a server one."""
+    schemas = registry.schemas()
+    for tool in request.client_tools:
+        if tool.name in schemas:
+            raise ValidationFailed(f"client tool {tool.name!r} has the name of a server tool")
+        schemas[tool.name] = tool.parameters
+    return StepTools(schemas, frozenset(tool.name for tool in request.client_tools))
