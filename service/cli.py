@@ -8,7 +8,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from service.client import AgentClient, ClientError, Question, run_loop
+from service.client import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
+from service.console import StepPrinter
 from service.errors import ServiceError
 from service.settings import Settings
 from service.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
@@ -47,6 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--server", help="index through this running server (it owns the vector store)")
     index.set_defaults(run=_index)
 
+    _add_ask_and_replay(commands)
+
+    hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
+    hash_key.add_argument("--projects", default="*", help="comma-separated project globs (default: *)")
+    hash_key.add_argument("--stdin", action="store_true", help="hash a key read from stdin, not a new one")
+    hash_key.set_defaults(run=_hash_key)
+    return parser
+
+
+def _add_ask_and_replay(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     ask = commands.add_parser("ask", help="answer a question with the ReAct loop")
     ask.add_argument("question")
     ask.add_argument("--project", required=True, help="project id")
@@ -56,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", help="litellm model name for this question")
     ask.add_argument("--tool-calling", choices=TOOL_CALLING, help="text, native or auto (default: server's)")
     ask.add_argument("--stream", action="store_true", help="show each thought as the model writes it")
+    _add_shell_options(ask, "let the model run shell commands here, in --cwd (bash, bash_output, kill_bash)")
+    ask.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="apply every change a write tool proposes without asking (by default each diff is shown "
+        "and you are asked; without a terminal on stdin, changes are refused)",
+    )
     ask.set_defaults(run=_ask)
 
     replay_cmd = commands.add_parser("replay", help="re-run a recorded trace and compare")
@@ -63,18 +81,46 @@ def _parser() -> argparse.ArgumentParser:
     replay_cmd.add_argument("--server", help="server URL (default: an in-process server)")
     replay_cmd.add_argument("--tool-calling", choices=TOOL_CALLING, help="replay in this mode (either works)")
     replay_cmd.add_argument("--stream", action="store_true", help="replay with streamed steps")
+    _add_shell_options(
+        replay_cmd, "run the trace's shell commands again, here in --cwd (needed when it has some)"
+    )
     replay_cmd.set_defaults(run=_replay)
-    return parser
+
+
+def _add_shell_options(command: argparse.ArgumentParser, allow_help: str) -> None:
+    command.add_argument("--allow-shell", action="store_true", help=allow_help)
+    command.add_argument("--cwd", type=Path, help="where shell commands run (default: the current directory)")
 
 
 def _serve(args: argparse.Namespace) -> int:
     from service.app import create_app
+    from service.auth import DEV_MODE_WARNING, serving_refusal
     from service.serving import serve_forever
 
     settings = Settings()
     host, port = args.host or settings.host, args.port or settings.port
+    if (refusal := serving_refusal(settings, host)) is not None:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
+    if not settings.api_keys:
+        print(f"warning: {DEV_MODE_WARNING}", file=sys.stderr)
     print(f"reactstep serving on http://{host}:{port} (storage: {settings.storage_backend})")
     serve_forever(create_app(settings), host, port)
+    return 0
+
+
+def _hash_key(args: argparse.Namespace) -> int:
+    from service.auth import key_entry, new_key
+
+    key = sys.stdin.readline().strip() if args.stdin else new_key()
+    try:
+        entry = key_entry(key, args.projects)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not args.stdin:
+        print(f"key:   {key}  (give it to the client; it is not stored)")
+    print(f"entry: {entry}")
     return 0
 
 
@@ -100,7 +146,7 @@ def _index(args: argparse.Namespace) -> int:
     if _upload(args) != 0:
         return 2
     if args.server:
-        result = AgentClient(args.server).post(f"/api/projects/{args.project}/index", {})
+        result = AgentClient(args.server, _client_key()).post(f"/api/projects/{args.project}/index", {})
         report = IndexResponse.model_validate(result)
     else:
         runtime = build_runtime(Settings())
@@ -115,6 +161,8 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
+    from service.approval_prompt import terminal_approver
+
     llm_config = {"model": args.model, "tool_calling": args.tool_calling}
     question = Question(
         project_id=args.project,
@@ -123,14 +171,21 @@ def _ask(args: argparse.Namespace) -> int:
         max_iterations=args.max_iterations,
         llm_config={key: value for key, value in llm_config.items() if value},
         stream=args.stream,
+        client_tools=_shell_declarations(args.allow_shell),
     )
     with ExitStack() as stack:
+        local = LocalSide(
+            run_tool=_local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None,
+            approve=terminal_approver(args.approve_all, sys.stdin, sys.stdout),
+        )
         server_url = args.server or _in_process_server(stack, Settings())
-        listener = _Printer()
+        listener = StepPrinter()
         if args.record:
             recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question)
-            listener = _Printer(recorder)
-        outcome = run_loop(AgentClient(server_url), question, listener, listener.show_thought)
+            listener = StepPrinter(recorder)
+        outcome = run_loop(
+            AgentClient(server_url, _client_key()), question, listener, listener.show_thought, local
+        )
     print(f"\n{outcome.status} after {outcome.steps} steps")
     return 0 if outcome.status == "final_answer" else 3
 
@@ -139,13 +194,34 @@ def _replay(args: argparse.Namespace) -> int:
     from service.scripted_llm import ScriptedLLMServer
 
     records = load_trace(args.trace)
+    if records[0].get("client_tools") and not args.allow_shell:
+        names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
+        raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
     with ExitStack() as stack:
+        run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
         llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
         settings = Settings(llm_api_base_allowlist=[llm.base_url])
         server_url = args.server or _in_process_server(stack, settings)
-        outcome = replay(records, server_url, llm, args.tool_calling, args.stream)
+        outcome = replay(records, server_url, llm, args.tool_calling, args.stream, run_tool, _client_key())
     print(f"replay matched: {outcome.status} after {outcome.steps} steps")
     return 0
+
+
+def _shell_declarations(allow_shell: bool) -> list[dict[str, Any]]:
+    from service.shell import shell_tool_declarations
+
+    return shell_tool_declarations() if allow_shell else []
+
+
+def _local_shell(stack: ExitStack, cwd: Path) -> ToolRunner:
+    """The shell tools, run in cwd; their background commands stop when the stack closes or on SIGTERM."""
+    from service.shell import LocalShell
+    from service.shell_process import exit_on_termination_signals
+
+    if not cwd.is_dir():
+        raise ClientError(f"--cwd {cwd} is not a directory")
+    stack.enter_context(exit_on_termination_signals())
+    return stack.enter_context(LocalShell(cwd.resolve())).run
 
 
 def _in_process_server(stack: ExitStack, settings: Settings) -> str:
@@ -156,46 +232,7 @@ def _in_process_server(stack: ExitStack, settings: Settings) -> str:
     return server.url
 
 
-class _Printer:
-    """Prints each step as the loop runs, then hands it on (to a trace recorder)."""
-
-    def __init__(self, then: TraceRecorder | None = None) -> None:
-        self._then = then
-        self._step = 0
-        self._streamed = False  # this step's thought has been printed as it streamed
-
-    def show_thought(self, delta: str) -> None:
-        """Print a thought delta as it arrives."""
-        if not self._streamed:
-            print("    Thought: ", end="")
-            self._streamed = True
-        print(delta.replace("\n", "\n    "), end="", flush=True)
-
-    def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        if kind == "react_step":
-            self._step += 1
-            if self._streamed:
-                print()
-            _print_step(self._step, response, thought_shown=self._streamed)
-            self._streamed = False
-        else:
-            observation = response["observation"]
-            lines = observation.splitlines()
-            shown = "\n    ".join(lines[:15]) + (
-                f"\n    ...({len(lines) - 15} more lines)" if len(lines) > 15 else ""
-            )
-            print(f"    Observation{' (error)' if response['is_error'] else ''}:\n    {shown}")
-        if self._then is not None:
-            self._then(kind, request, response)
-
-
-def _print_step(number: int, response: dict[str, Any], thought_shown: bool = False) -> None:
-    print(f"[{number}] {response['status']}")
-    if response.get("thought") and not thought_shown:
-        print(f"    Thought: {response['thought']}")
-    if response.get("action_details"):
-        print(f"    {response['action_details']['raw_action_string']}")
-    if response.get("format_error"):
-        print(f"    (reply could not be parsed) {response['format_error'].splitlines()[0]}")
-    if response.get("final_answer") is not None:
-        print(f"Final Answer: {response['final_answer']}")
+def _client_key() -> str | None:
+    """The service key `ask`, `replay` and `index --server` send (REACTSTEP_CLIENT_API_KEY)."""
+    key = Settings().client_api_key
+    return key.get_secret_value() if key else None

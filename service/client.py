@@ -2,10 +2,13 @@
 
 react_step -> final_answer | max_iterations_reached | loop_detected  -> done
            -> format_error | truncated_output -> append {raw_output, format_error}, step again
-           -> action_proposed  -> execute_action (server) or a local tool (client)
+           -> action_proposed  -> execute_action (server) or run_tool (executor "client")
                                   -> append {thought, action_details, observation, is_error}
-With `stream`, react_step answers as Server-Sent Events: thought deltas go to `on_thought` as they
-arrive, and the terminal `result` event is the step's response.
+A server write answers its first execute_action with `approval` {required, token, diff} and writes
+nothing: `approve` decides; yes repeats the call with `approval_token` (that answer's observation goes
+into the history), no makes the observation REJECTED. Listeners see each call, and the decision as an
+`approval` event. With `stream`, react_step answers as Server-Sent Events: thought deltas go to
+`on_thought` as they arrive, and the terminal `result` event is the step's response.
 """
 
 import json
@@ -18,6 +21,9 @@ import httpx
 Event = dict[str, Any]
 Listener = Callable[[str, dict[str, Any], dict[str, Any]], None]
 ThoughtSink = Callable[[str], None]
+ToolRunner = Callable[[str, dict[str, Any]], dict[str, Any]]  # (tool_name, tool_args) -> observation
+Approver = Callable[[dict[str, Any]], bool]  # {tool_name, tool_args, diff} -> apply it?
+REJECTED = "The user rejected this change; nothing was written."
 ENDING_STATUSES = ("final_answer", "max_iterations_reached", "loop_detected")
 RETRY_STATUSES = ("format_error", "truncated_output")
 
@@ -31,12 +37,20 @@ class AgentClient:
     """HTTP calls to a reactstep server."""
 
     server_url: str
+    api_key: str | None = field(default=None, repr=False)  # a service key: sent, never shown
     timeout_s: float = 300.0
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The Authorization header when the client has a service key."""
+        return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST JSON; return the JSON answer or raise ClientError with the server's error."""
         try:
-            response = httpx.post(self.server_url + path, json=body, timeout=self.timeout_s)
+            response = httpx.post(
+                self.server_url + path, json=body, headers=self.headers, timeout=self.timeout_s
+            )
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach {self.server_url}: {exc}") from exc
         payload: dict[str, Any] = response.json()
@@ -47,7 +61,9 @@ class AgentClient:
     def post_events(self, path: str, body: dict[str, Any], on_thought: ThoughtSink) -> dict[str, Any]:
         """POST JSON, read the Server-Sent Events; return the `result` event's data."""
         try:
-            with httpx.stream("POST", self.server_url + path, json=body, timeout=self.timeout_s) as response:
+            with httpx.stream(
+                "POST", self.server_url + path, json=body, headers=self.headers, timeout=self.timeout_s
+            ) as response:
                 if response.status_code >= 400:
                     raise _error(response.status_code, json.loads(response.read()))
                 return _read_events(response.iter_lines(), on_thought)
@@ -92,6 +108,7 @@ class Question:
     llm_config: dict[str, Any] = field(default_factory=dict)
     llm_key: str | None = None
     stream: bool = False
+    client_tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -103,10 +120,28 @@ class Outcome:
     steps: int
 
 
+def refuse(call: dict[str, Any]) -> bool:
+    """The approver of a client nobody can ask: every change is refused."""
+    return False
+
+
+@dataclass
+class LocalSide:
+    """What the client does itself: run its declared tools, and decide on approvals."""
+
+    run_tool: ToolRunner | None = None
+    approve: Approver = refuse
+
+
 def run_loop(
-    client: AgentClient, question: Question, listener: Listener, on_thought: ThoughtSink | None = None
+    client: AgentClient,
+    question: Question,
+    listener: Listener,
+    on_thought: ThoughtSink | None = None,
+    local: LocalSide | None = None,
 ) -> Outcome:
     """Drive the loop until a final answer, a loop, or the iteration budget runs out."""
+    local = local or LocalSide()
     history: list[dict[str, Any]] = []
     for step in range(question.max_iterations + 1):
         request = _step_request(question, history, question.max_iterations - step)
@@ -121,7 +156,7 @@ def run_loop(
         if status in RETRY_STATUSES:
             history.append({"raw_output": reply["raw_output"], "format_error": reply["format_error"]})
             continue
-        history.append(_run_action(client, question, reply, listener))
+        history.append(_run_action(client, question, reply, listener, local))
     return Outcome("max_iterations_reached", None, question.max_iterations + 1)
 
 
@@ -138,6 +173,8 @@ def _step_request(question: Question, history: list[dict[str, Any]], left: int) 
         request["user_api_keys"] = {"llmKey": question.llm_key}
     if question.stream:
         request["stream"] = True
+    if question.client_tools:
+        request["client_tools"] = question.client_tools
     return request
 
 
@@ -146,26 +183,58 @@ def _ignore(delta: str) -> None:
 
 
 def _run_action(
-    client: AgentClient, question: Question, reply: dict[str, Any], listener: Listener
+    client: AgentClient, question: Question, reply: dict[str, Any], listener: Listener, local: LocalSide
 ) -> dict[str, Any]:
     action = reply["action_details"]
     if action.get("executor") == "client":
-        call = {"tool_name": action["tool_name"], "tool_args": action["tool_args"]}
-        message = f"Error: this client has no tool {call['tool_name']!r}"
-        observation: dict[str, Any] = {"observation": message, "is_error": True}
-        listener("client_action", call, observation)
+        observation = _run_client_tool(action, listener, local.run_tool)
     else:
-        request = {
-            "project_id": question.project_id,
-            "session_id": question.session_id,
-            "tool_name": action["tool_name"],
-            "tool_args": action["tool_args"],
-        }
-        observation = client.post("/api/agent/execute_action", request)
-        listener("execute_action", request, observation)
+        observation = _run_server_tool(client, question, action, listener, local.approve)
     return {
         "thought": reply.get("thought", ""),
         "action_details": action,
         "observation": observation["observation"],
         "is_error": observation["is_error"],
     }
+
+
+def _run_client_tool(
+    action: dict[str, Any], listener: Listener, run_tool: ToolRunner | None
+) -> dict[str, Any]:
+    call = {"tool_name": action["tool_name"], "tool_args": action["tool_args"]}
+    if run_tool is None:
+        message = f"Error: this client has no tool {call['tool_name']!r}"
+        observation: dict[str, Any] = {"observation": message, "is_error": True}
+    else:
+        observation = run_tool(call["tool_name"], call["tool_args"])
+    listener("client_action", call, observation)
+    return observation
+
+
+def _run_server_tool(
+    client: AgentClient, question: Question, action: dict[str, Any], listener: Listener, approve: Approver
+) -> dict[str, Any]:
+    request = {
+        "project_id": question.project_id,
+        "session_id": question.session_id,
+        "tool_name": action["tool_name"],
+        "tool_args": action["tool_args"],
+    }
+    observation = client.post("/api/agent/execute_action", request)
+    listener("execute_action", request, observation)
+    approval = observation.get("approval") or {}
+    if not approval.get("required"):
+        return observation
+    call = {
+        "tool_name": action["tool_name"],
+        "tool_args": action["tool_args"],
+        "diff": approval.get("diff", ""),
+    }
+    approved = approve(call)
+    listener("approval", call, {"approved": approved})
+    if not approved:
+        return {"observation": REJECTED, "is_error": False}
+    approved_request = {**request, "approval_token": approval.get("token")}
+    observation = client.post("/api/agent/execute_action", approved_request)
+    listener("execute_action", approved_request, observation)
+    return observation

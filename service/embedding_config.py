@@ -1,7 +1,8 @@
 """Pick the embedder for a request: the server's own, or a litellm model the request names."""
 
 from service.errors import ValidationFailed
-from service.llm_config import check_api_base
+from service.llm_config import server_key
+from service.net_guard import check_api_base, check_model
 from service.remote_embedder import LiteLLMEmbedder
 from service.schemas import EmbeddingModelConfig, UserApiKeys
 from service.settings import Settings
@@ -18,9 +19,14 @@ def resolve_embedder(
     if model.startswith("local/"):
         known = default.model_name
         raise ValidationFailed(f"unknown local embedding model {model!r}; this server has {known}")
+    request_base = config.api_base if config else None
+    if config and (config.model or request_base):
+        field = "embedding_model_config.model"
+        check_model(model, settings.llm_allowed_providers, field, request_base is not None)
     api_base = settings.embedding_api_base
-    if config and config.api_base:
-        check_api_base(config.api_base, settings.llm_api_base_allowlist)
-        api_base = config.api_base
-    key = keys.embeddingKey or settings.embedding_api_key
+    if request_base:
+        check_api_base(request_base, settings.llm_api_base_allowlist, "embedding_model_config.api_base")
+        api_base = request_base
+    fallback = server_key(settings.embedding_api_key, model, settings.embedding_model, request_base)
+    key = keys.embeddingKey or fallback
     return LiteLLMEmbedder(model, api_base=api_base, api_key=key, timeout_s=settings.llm_timeout_s)

@@ -3,10 +3,17 @@
     ServiceError (500, internal_error)
     ├── BadRequest (400, bad_request)
     │   ├── InvalidJSON (400, invalid_json)
+    │   ├── JSONTooDeep (400, json_too_deep)
     │   ├── ValidationFailed (422, validation_failed)
+    │   │   ├── HistoryTooLong (422, history_too_long)
+    │   │   └── MaxTokensTooLarge (422, max_tokens_too_large)
     │   ├── PayloadTooLarge (413, payload_too_large)
-    │   └── ForbiddenApiBase (400, api_base_not_allowed)
+    │   ├── ForbiddenApiBase (400, api_base_not_allowed)
+    │   └── ForbiddenProvider (400, provider_not_allowed)
+    ├── Unauthorized (401, unauthorized)
+    ├── ForbiddenProject (403, forbidden_project)
     ├── NotFound (404, not_found)
+    ├── Overloaded (503, overloaded)
     └── UpstreamError (502, upstream_error)
         ├── LLMAuthFailed (502, llm_auth_failed)
         ├── LLMBadResponse (502, llm_bad_response)
@@ -22,6 +29,8 @@ Tool failures the model can fix are not errors here: they are observations with 
 
 from typing import Any, ClassVar
 
+from service.redaction import scrub
+
 
 class ServiceError(Exception):
     """A failure with an HTTP status and a stable machine-readable code."""
@@ -36,7 +45,7 @@ class ServiceError(Exception):
 
     def to_body(self) -> dict[str, Any]:
         """The JSON error body: {error: {code, message[, details]}}."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        error: dict[str, Any] = {"code": self.code, "message": scrub(self.message)}
         if self.details is not None:
             error["details"] = self.details
         return {"error": error}
@@ -63,6 +72,37 @@ class PayloadTooLarge(BadRequest):
 
 class ForbiddenApiBase(BadRequest):
     code = "api_base_not_allowed"
+
+
+class ForbiddenProvider(BadRequest):
+    code = "provider_not_allowed"
+
+
+class JSONTooDeep(BadRequest):
+    code = "json_too_deep"
+
+
+class HistoryTooLong(ValidationFailed):
+    code = "history_too_long"
+
+
+class MaxTokensTooLarge(ValidationFailed):
+    code = "max_tokens_too_large"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"
+
+
+class ForbiddenProject(ServiceError):
+    status = 403
+    code = "forbidden_project"
+
+
+class Overloaded(ServiceError):
+    status = 503
+    code = "overloaded"
 
 
 class NotFound(ServiceError):

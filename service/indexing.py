@@ -1,4 +1,5 @@
-"""Index a project for code_search: the core behind POST /api/projects/{id}/index and `reactstep index`."""
+"""Index a project for code_search, find_definition, find_importers and project_overview: the core behind
+POST /api/projects/{id}/index and `reactstep index`."""
 
 from typing import Any
 
@@ -9,6 +10,9 @@ from service.embedding_config import resolve_embedder
 from service.runtime import Runtime
 from service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
 from tools.indexer import IndexReport, Progress, index_project
+
+# IndexReport fields the response carries as they are.
+REPORTED = ("collection", "files", "chunks", "embedded", "reused", "removed", "skipped", "parsed", "symbols")
 
 
 class IndexRequest(StrictModel):
@@ -29,13 +33,16 @@ class IndexResponse(BaseModel):
     reused: int
     removed: int
     skipped: int
+    parsed: int
+    symbols: int
     seconds: float
 
     def summary(self) -> str:
         """The one line `reactstep index` always prints."""
         return (
             f"indexed {self.files} files: {self.chunks} chunks, {self.embedded} embedded, "
-            f"{self.reused} reused, {self.removed} removed, {self.skipped} skipped in {self.seconds:.1f}s"
+            f"{self.reused} reused, {self.removed} removed, {self.skipped} skipped; "
+            f"{self.parsed} parsed for {self.symbols} symbols in {self.seconds:.1f}s"
         )
 
 
@@ -59,8 +66,5 @@ def run_index(
 
 
 def _response(project_id: str, report: IndexReport) -> IndexResponse:
-    fields: dict[str, Any] = {
-        name: getattr(report, name)
-        for name in ("collection", "files", "chunks", "embedded", "reused", "removed", "skipped")
-    }
+    fields: dict[str, Any] = {name: getattr(report, name) for name in REPORTED}
     return IndexResponse(project_id=project_id, seconds=round(report.seconds, 3), **fields)

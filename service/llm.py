@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import lru_cache
 from typing import Any, Protocol
 
 from pydantic import SecretStr
@@ -25,9 +25,12 @@ from service.errors import (
     LLMUnavailable,
     UpstreamError,
 )
+from service.llm_clients import async_openai_client, sync_openai_client
 from service.schemas import Usage
 
 Message = dict[str, Any]
+# Model names come from requests: the facts looked up per name are cached, but not without bound.
+MODEL_FACTS_CACHED = 1024
 _STOP_PARAM = re.compile(r"\bstop\b", re.IGNORECASE)
 
 
@@ -154,6 +157,8 @@ def _call_arguments(request: LLMRequest) -> dict[str, Any]:
         arguments["api_base"] = request.api_base
     # Local OpenAI-compatible servers often need no key; litellm still wants one.
     arguments["api_key"] = request.api_key.get_secret_value() if request.api_key else "none"
+    if request.api_base and provider_of(request.model) == "openai":
+        arguments["client"] = async_openai_client(request.api_base, arguments["api_key"], request.timeout_s)
     if request.stop:
         arguments["stop"] = list(request.stop)
     if request.tools:
@@ -241,7 +246,7 @@ def _scrub(text: str, api_key: SecretStr | None) -> str:
     return text
 
 
-@cache
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
 def context_window(model: str) -> int | None:
     """Input tokens the model accepts, from litellm's offline table; None when it does not know."""
     try:
@@ -252,13 +257,22 @@ def context_window(model: str) -> int | None:
     return int(window) if window else None
 
 
-@cache
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
 def supports_native_tools(model: str) -> bool:
     """Whether litellm's table says the model takes tool schemas (function calling)."""
     try:
         return bool(_import_litellm().supports_function_calling(model=model))
     except Exception:  # an unmapped model: assume text
         return False
+
+
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
+def provider_of(model: str) -> str | None:
+    """The litellm provider a model name routes to ('openai/x' and 'gpt-4o' -> 'openai'); None if unknown."""
+    try:
+        return str(_import_litellm().get_llm_provider(model)[1])
+    except Exception:  # litellm raises for a name it cannot route
+        return None
 
 
 def count_tokens(model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
@@ -283,6 +297,8 @@ def embed_texts(
         "num_retries": 0,  # litellm's own retry loop stays off; its OpenAI client still retries twice
     }
     arguments["api_key"] = api_key.get_secret_value() if api_key else "none"
+    if api_base and provider_of(model) == "openai":
+        arguments["client"] = sync_openai_client(api_base, arguments["api_key"], timeout_s)
     try:
         response = _import_litellm().embedding(**arguments)
         data = sorted(response.data, key=lambda item: item["index"])

@@ -76,6 +76,7 @@ def _action(
         tool_args=action.tool_args,
         raw_action_string=action.raw_action_string,
         executor=executor,
+        requires_approval=action.tool_name in context.tools.approval_names,
     )
     looping = action_key(action.tool_name, action.tool_args) in context.stuck
     if looping:

@@ -1,13 +1,16 @@
 """Render every message the model reads from the templates in prompts/ (strict: a missing variable raises).
 
-system.j2 (instructions + manifest.j2 or the client's segment; notices) | system_native.j2 (native mode)
+system.j2 (instructions + manifest.j2 or the client's segment; project_overview.j2 when asked; notices)
+    | system_native.j2 (native mode)
 earlier turns ... user_query.j2 ... then each step of this question:
     text:   assistant "Thought: ...\nAction: ..."            ->  user observation.j2
     native: assistant thought + tool_calls [call_<index>]  ->  tool tool_result.j2
     both:   assistant <raw output>                          ->  user format_error.j2
+Every observation is fenced in <observation>...</observation> as untrusted data (the `untrusted` filter).
 """
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -43,15 +46,26 @@ CATEGORY_TITLES: dict[Category, str] = {
 }
 
 
+# Text inside an observation that could open or close the <observation> fence around it.
+_FENCE = re.compile(r"<(\s*/?\s*observation)", re.IGNORECASE)
+
+
+def untrusted(text: str) -> str:
+    """Tool output made safe to fence: '<observation' and '</observation' inside it become '&lt;...'."""
+    return _FENCE.sub(r"&lt;\1", text)
+
+
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(PROMPTS_DIR),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
     )
+    environment.filters["untrusted"] = untrusted
+    return environment
 
 
 def render(template: str, **variables: Any) -> str:
@@ -119,6 +133,7 @@ class PromptParts:
     final_step: bool
     native: bool = False
     notices: tuple[str, ...] = ()
+    overview: str = ""  # the project overview section (overview_section.py), "" when not asked for
 
 
 def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[Message]:
@@ -137,8 +152,16 @@ def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[
 
 def _system(parts: PromptParts) -> str:
     if parts.native:
-        return render("system_native", final_step=parts.final_step, notices=parts.notices)
-    return render("system", manifest=parts.manifest, final_step=parts.final_step, notices=parts.notices)
+        return render(
+            "system_native", final_step=parts.final_step, notices=parts.notices, overview=parts.overview
+        )
+    return render(
+        "system",
+        manifest=parts.manifest,
+        final_step=parts.final_step,
+        notices=parts.notices,
+        overview=parts.overview,
+    )
 
 
 def _history_messages(item: HistoryItem, index: int, native: bool) -> list[Message]:

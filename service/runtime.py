@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from service.llm import LiteLLMGateway, LLMGateway
 from service.settings import Settings
+from tools.approval import Approvals, open_approvals
 from tools.catalog import default_registry
 from tools.embeddings import Embedder, LocalEmbedder
 from tools.registry import ToolLimits, ToolRegistry
@@ -50,10 +51,13 @@ class Runtime:
     vectors: OnDemand
     embedder: Embedder
     limits: ToolLimits = field(init=False)
+    approvals: Approvals = field(init=False)
     retrieval: RetrievalConfig = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", tool_limits(self.settings))
+        approvals = open_approvals(self.settings.approval_secret, self.settings.approval_ttl_s)
+        object.__setattr__(self, "approvals", approvals)
         retrieval = RetrievalConfig(
             mode=self.settings.search_mode,
             dense_weight=self.settings.search_dense_weight,
@@ -72,6 +76,7 @@ def tool_limits(settings: Settings) -> ToolLimits:
         grep_max_file_bytes=settings.grep_max_file_bytes,
         code_search_max_results=settings.code_search_max_results,
         code_search_max_chars=settings.code_search_max_chars,
+        write_max_bytes=settings.write_max_bytes,
     )
 
 

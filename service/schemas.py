@@ -21,6 +21,9 @@ Status = Literal[
     "loop_detected",
 ]
 Executor = Literal["server", "client"]
+# Bounds of what a client sends back in conversation_history (a model reply is cut well below it).
+HistoryText = Annotated[str, StringConstraints(max_length=200_000)]
+MAX_ARGS = 64  # keys of tool_args and of a client tool's parameters schema
 ToolCallingMode = Literal["text", "native", "auto"]
 
 
@@ -60,7 +63,7 @@ class ClientTool(StrictModel):
     name: ToolName
     description: Annotated[str, StringConstraints(max_length=4_000)] = ""
     category: Literal["search", "reading", "writing", "execution"] = "execution"
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, max_length=MAX_ARGS)
 
     @field_validator("parameters")
     @classmethod
@@ -77,33 +80,35 @@ class ClientTool(StrictModel):
 class ActionDetails(StrictModel):
     """A parsed tool call."""
 
-    tool_name: str
-    tool_args: dict[str, Any]
-    raw_action_string: str
+    tool_name: Annotated[str, StringConstraints(max_length=64)]
+    tool_args: dict[str, Any] = Field(max_length=MAX_ARGS)
+    raw_action_string: HistoryText
     executor: Executor = "server"
+    # Left out of the JSON when false, so steps recorded before write tools existed compare equal.
+    requires_approval: bool = Field(False, exclude_if=lambda value: not value)
 
 
 class CompletedStep(StrictModel):
     """A history item: a step whose action ran, with what it observed."""
 
-    thought: str = ""
+    thought: HistoryText = ""
     action_details: ActionDetails
-    observation: str
+    observation: HistoryText
     is_error: bool = False
 
 
 class FormatErrorStep(StrictModel):
     """A history item: a reply that could not be parsed, and the correction sent back."""
 
-    raw_output: str
-    format_error: str
+    raw_output: HistoryText
+    format_error: HistoryText
 
 
 class Turn(StrictModel):
     """A history item: an earlier user question or final answer."""
 
     role: Literal["user", "assistant"]
-    content: str
+    content: HistoryText
 
 
 HistoryItem = CompletedStep | FormatErrorStep | Turn
@@ -122,6 +127,7 @@ class ReactStepRequest(StrictModel):
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
     max_iterations_left: int = Field(10, ge=0, le=1_000)
     stream: bool = False
+    include_project_overview: bool = False
 
 
 class Usage(BaseModel):
@@ -165,9 +171,19 @@ class ExecuteActionRequest(StrictModel):
     project_id: ProjectId
     session_id: SessionId
     tool_name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-    tool_args: dict[str, Any] = Field(default_factory=dict)
+    tool_args: dict[str, Any] = Field(default_factory=dict, max_length=MAX_ARGS)
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
     embedding_model_config: EmbeddingModelConfig | None = None
+    approval_token: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
+
+
+class Approval(BaseModel):
+    """A write tool's preview: nothing was written; the user's approval sends `token` back."""
+
+    required: Literal[True]
+    token: str
+    diff: str
+    expires_at: int
 
 
 class ExecuteActionResponse(BaseModel):
@@ -178,6 +194,7 @@ class ExecuteActionResponse(BaseModel):
     observation: str
     is_error: bool
     execution_time_ms: float
+    approval: Approval | None = Field(None, exclude_if=lambda value: value is None)
 
 
 def check_project_id(project_id: str) -> str:

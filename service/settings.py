@@ -6,6 +6,23 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# Hosted providers a request may name by default; each reads only the key the request sends.
+# Providers that reach the server's own network or cloud credentials (ollama, bedrock, vertex_ai...)
+# must be added by the operator.
+DEFAULT_PROVIDERS = (
+    "openai",
+    "anthropic",
+    "gemini",
+    "mistral",
+    "groq",
+    "deepseek",
+    "openrouter",
+    "together_ai",
+    "fireworks_ai",
+    "cohere",
+    "xai",
+)
+
 
 class Settings(BaseSettings):
     """Server configuration, read once at start-up."""
@@ -27,6 +44,14 @@ class Settings(BaseSettings):
         description="Origins a request's llm_config.api_base may name, as scheme://host:port; "
         "a port of * allows any port.",
     )
+    llm_allowed_providers: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PROVIDERS),
+        description="litellm providers a request's model may name (llm_config and embedding_model_config).",
+    )
+    llm_max_tokens_cap: int = Field(32_768, description="Largest llm_config.max_tokens a request may ask.")
+    llm_max_reply_chars: int = Field(
+        100_000, le=200_000, description="Longer model replies are cut to this length (history's limit)."
+    )
     llm_tool_calling: Literal["text", "native", "auto"] = Field(
         "text", description="Default tool calling: the text Action protocol, native tool calls, or auto."
     )
@@ -42,6 +67,9 @@ class Settings(BaseSettings):
     )
     loop_repeats: int = Field(3, description="Identical action + observation count that makes a step a loop.")
 
+    client_api_key: SecretStr | None = Field(
+        None, description="Service key the reference client (ask, replay, index --server) sends."
+    )
     storage_backend: Literal["local", "s3"] = Field("local", description="Object store kind.")
     s3_bucket: str = Field("reactstep", description="Bucket holding project files.")
     s3_prefix: str = Field("projects", description="Key prefix above <project_id>/.")
@@ -50,6 +78,7 @@ class Settings(BaseSettings):
     s3_access_key_id: SecretStr | None = Field(None, description="S3 access key id.")
     s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key.")
     s3_timeout_s: float = Field(10.0, description="Connect and read timeout for S3 calls.")
+    s3_max_attempts: int = Field(3, description="Attempts per S3 call, retries included (botocore).")
 
     vector_backend: Literal["embedded", "qdrant"] = Field(
         "embedded", description="Qdrant's engine in-process (embedded) or a Qdrant server by URL."
@@ -78,15 +107,36 @@ class Settings(BaseSettings):
     code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
     code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
     index_max_file_bytes: int = Field(1_000_000, description="Larger files are not indexed.")
+    project_overview_max_chars: int = Field(
+        8_000, description="Budget of the project overview in the system prompt (about 2,000 tokens)."
+    )
 
     read_file_max_lines: int = Field(500, description="Lines read_file returns before cutting.")
     read_file_max_bytes: int = Field(50_000, description="Bytes read_file returns before cutting.")
     list_files_max_entries: int = Field(1_000, description="Entries list_files returns over all pages.")
     list_files_page_size: int = Field(100, description="Entries per list_files page.")
     grep_max_file_bytes: int = Field(1_000_000, description="Larger files are skipped by grep.")
+    write_max_bytes: int = Field(1_000_000, description="Largest file the write tools change or create.")
+    approval_secret: SecretStr | None = Field(
+        None,
+        description="Key signing approval tokens; every replica needs the same one. Unset: a random "
+        "key per process, so tokens do not survive a restart or cross replicas.",
+    )
+    approval_ttl_s: int = Field(600, ge=0, description="Seconds an approval token stays valid.")
     upload_max_file_bytes: int = Field(1_000_000, description="Larger files are not uploaded.")
     max_body_bytes: int = Field(1_000_000, description="Largest request body accepted.")
     max_history_items: int = Field(200, description="Longest conversation_history accepted.")
+    max_json_depth: int = Field(32, description="Deepest nesting of arrays and objects in a body.")
+    api_keys: list[str] = Field(
+        default_factory=list,
+        description="Service API keys as 'sha256:<hex of the key>:<project glob>[,<glob>...]' ('*' is every "
+        "project); none configured is dev mode, served on loopback only.",
+    )
+    max_concurrent_requests: int = Field(64, ge=1, description="POST requests at work at once.")
+    max_queue: int = Field(128, ge=0, description="POST requests waiting for a slot; more get 503.")
+    queue_timeout_s: float = Field(10.0, description="Longest wait for a slot before 503 overloaded.")
+    overload_retry_after_s: int = Field(1, description="Retry-After, in seconds, sent with 503 overloaded.")
+    readiness_timeout_s: float = Field(2.0, description="Deadline of each /readyz probe, in seconds.")
     debug_prompt: bool = Field(False, description="Return the rendered prompt in react_step responses.")
 
     @property

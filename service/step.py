@@ -2,6 +2,7 @@
 
 max_iterations_left == 0  -> max_iterations_reached (no LLM call)
 prepare_step: tools -> llm request -> tool calling mode (text | native) -> loop warnings
+              -> the project overview section when the request asks for it (overview_section)
               -> observations cut to head + tail -> prompt fitted to the context window (budget)
 run_react_step: LLM call with retries inside the deadline (retries) -> interpret (outcome)
     -> final_answer | action_proposed | format_error | truncated_output | loop_detected
@@ -14,12 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from service.budget import FittedPrompt, TokenMeter, cut_observations, fit_prompt, prompt_budget
-from service.errors import ValidationFailed
+from service.limits import cap_reply, check_history_length
 from service.llm import LLMGateway, LLMReply, LLMRequest, Message, context_window
 from service.llm_config import resolve_llm_request
 from service.loop_guard import loop_warnings, repeated_actions
 from service.native_tools import ResolvedMode, provider_tools, resolve_mode
 from service.outcome import StepContext, interpret
+from service.overview_section import overview_section
 from service.prompting import PromptParts, render, render_manifest, render_messages, tool_prompts
 from service.retries import Attempts, RetryPolicy, complete_with_retries
 from service.schemas import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
@@ -39,6 +41,7 @@ class PreparedStep:
     retry_seed: str
     debug_prompt: bool
     started: float
+    max_reply_chars: int
 
     def attempts(self) -> Attempts:
         """A fresh retry budget for this step's LLM call."""
@@ -46,21 +49,25 @@ class PreparedStep:
 
 
 def prepare_step(
-    request: ReactStepRequest, settings: Settings, registry: ToolRegistry
+    request: ReactStepRequest,
+    settings: Settings,
+    registry: ToolRegistry,
+    project_overview: str | None = None,
 ) -> PreparedStep | ReactStepResponse:
-    """The LLM call to make, or the response itself when no call is needed."""
+    """The LLM call to make, or the response itself when no call is needed.
+
+    `project_overview` is the project's stored overview (None when there is none); it reaches the
+    prompt only when the request sets include_project_overview.
+    """
     started = time.perf_counter()
     if request.max_iterations_left == 0:
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
-    if len(request.conversation_history) > settings.max_history_items:
-        raise ValidationFailed(
-            f"conversation_history has {len(request.conversation_history)} items; "
-            f"the limit is {settings.max_history_items}"
-        )
+    check_history_length(len(request.conversation_history), settings.max_history_items)
     tools = step_tools(request, registry)
     llm_request, mode = _llm_request(request, settings, registry)
     repeated = repeated_actions(request.conversation_history, settings.loop_repeats)
-    llm_request, notes = _fitted(request, settings, registry, llm_request, mode, loop_warnings(repeated))
+    warnings = loop_warnings(repeated)
+    llm_request, notes = _fitted(request, settings, registry, llm_request, mode, warnings, project_overview)
     notes += [
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
         for item in repeated
@@ -80,6 +87,7 @@ def prepare_step(
         retry_seed=f"{request.session_id}:{len(request.conversation_history)}",
         debug_prompt=settings.debug_prompt,
         started=started,
+        max_reply_chars=settings.llm_max_reply_chars,
     )
 
 
@@ -101,27 +109,35 @@ def _fitted(
     llm_request: LLMRequest,
     mode: ResolvedMode,
     warnings: list[str],
+    project_overview: str | None,
 ) -> tuple[LLMRequest, list[str]]:
     """The call with its messages, cut and fitted to the model's window, and notes on what that took."""
     history, cut = cut_observations(request.conversation_history, settings.max_observation_chars)
+    overview = overview_section(request, project_overview, settings.project_overview_max_chars)
     parts = PromptParts(
         manifest=_manifest(request, registry, mode),
         user_query=request.user_query,
         final_step=request.max_iterations_left == 1,
         native=mode == "native",
         notices=tuple(warnings),
+        overview=overview.text,
     )
     window = context_window(llm_request.model) or settings.llm_default_context_window
     fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
-    notes = _prompt_notes(cut, fitted, window, settings.max_observation_chars)
+    notes = [overview.note] if overview.note else []
+    notes += _prompt_notes(cut, fitted, window, settings.max_observation_chars)
     return replace(llm_request, messages=fitted.messages), notes
 
 
 async def run_react_step(
-    request: ReactStepRequest, settings: Settings, llm: LLMGateway, registry: ToolRegistry
+    request: ReactStepRequest,
+    settings: Settings,
+    llm: LLMGateway,
+    registry: ToolRegistry,
+    project_overview: str | None = None,
 ) -> ReactStepResponse:
-    """Take one reasoning step for the request."""
-    prepared = prepare_step(request, settings, registry)
+    """Take one reasoning step for the request (`project_overview`: see prepare_step)."""
+    prepared = prepare_step(request, settings, registry, project_overview)
     if isinstance(prepared, ReactStepResponse):
         return prepared
     attempts = prepared.attempts()
@@ -135,6 +151,7 @@ def finish_step(
 ) -> ReactStepResponse:
     """The response for the reply, with model, usage, timing, notes (and the prompt when debugging)."""
     finished = time.perf_counter()
+    reply, cut_note = cap_reply(reply, prepared.max_reply_chars)
     response = interpret(reply, prepared.context)
     response.model = prepared.llm_request.model
     response.usage = reply.usage
@@ -143,7 +160,7 @@ def finish_step(
         total_ms=round((finished - prepared.started) * 1000, 3),
         retries=retries,
     )
-    notes = [*prepared.notes, *_reply_notes(reply), *(response.notes or [])]
+    notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
     response.notes = notes or None
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
@@ -188,7 +205,8 @@ def _prompt_notes(cut: int, fitted: FittedPrompt, window: int, limit: int) -> li
     return notes
 
 
-def _reply_notes(reply: LLMReply) -> list[str]:
+def _reply_notes(reply: LLMReply, cut_note: str | None) -> list[str]:
+    notes = [cut_note] if cut_note else []
     if reply.stop_dropped:
-        return ["The provider rejected stop sequences; the step was sent without them."]
-    return []
+        notes.insert(0, "The provider rejected stop sequences; the step was sent without them.")
+    return notes

@@ -14,6 +14,7 @@ class StepTools:
 
     schemas: dict[str, dict[str, Any]]
     client_names: frozenset[str]
+    approval_names: frozenset[str] = frozenset()  # server tools whose calls the user must approve
 
 
 def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
@@ -23,4 +24,5 @@ def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
         if tool.name in schemas:
             raise ValidationFailed(f"client tool {tool.name!r} has the name of a server tool")
         schemas[tool.name] = tool.parameters
-    return StepTools(schemas, frozenset(tool.name for tool in request.client_tools))
+    approval_names = frozenset(spec.name for spec in registry.specs if spec.requires_approval)
+    return StepTools(schemas, frozenset(tool.name for tool in request.client_tools), approval_names)

@@ -54,10 +54,14 @@ class EventStreamResponse(StreamingResponse):
 
 
 def open_step_stream(
-    request: ReactStepRequest, settings: Settings, llm: LLMGateway, registry: ToolRegistry
+    request: ReactStepRequest,
+    settings: Settings,
+    llm: LLMGateway,
+    registry: ToolRegistry,
+    project_overview: str | None = None,
 ) -> EventStreamResponse:
     """Prepare the step (request errors raise here), then stream its events."""
-    prepared = prepare_step(request, settings, registry)
+    prepared = prepare_step(request, settings, registry, project_overview)
     if isinstance(prepared, PreparedStep):
         return EventStreamResponse(step_events(prepared, llm), headers=HEADERS)
     return EventStreamResponse(_single("result", step_body(prepared)), headers=HEADERS)

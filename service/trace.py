@@ -1,28 +1,31 @@
 """Record a client's loop as JSON lines, and replay it with the recorded model replies served back.
 
-A trace is one `session` line, then one line per call in order: `react_step`, `execute_action` or
-`client_action`, each with the request sent (keys left out) and the response received (for a streamed
-step, the terminal `result` event). Replay starts a scripted LLM on loopback that answers each step
-from the recording (the `raw_output` to a text-mode request, the action as a native tool call to a
-native one, so a trace replays in either tool-calling mode), drives the same loop, and stops at the
-first step whose action, answer or observation differs from the recording.
+A trace is one `session` line, then one line per call in order: `react_step`, `execute_action`,
+`client_action` (a tool the client ran itself) or `approval` (the user's decision on a write, between
+the two execute_action calls of an approved one), each with the request sent (keys left out) and the
+response received (for a streamed step, the terminal `result` event). Replay starts a scripted LLM on
+loopback that answers each step from the recording (the `raw_output` to a text-mode request, the
+action as a native tool call to a native one, so a trace replays in either tool-calling mode), drives
+the same loop (client tools run again; approvals are decided as recorded, nobody is asked), and stops
+at the first step whose action, answer, observation or decision differs from the recording.
 """
 
 import json
-from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
-from service.client import AgentClient, Outcome, Question, run_loop
+from service.client import AgentClient, LocalSide, Outcome, Question, ToolRunner, run_loop
 from service.scripted_llm import Recorded, ScriptedLLMServer
 
 TRACE_VERSION = 1
 COMPARED_FIELDS = {
     "react_step": ("status", "thought", "action_details", "final_answer", "format_error"),
-    "execute_action": ("tool_name", "observation", "is_error"),
+    "execute_action": ("tool_name", "observation", "is_error", "approval"),
     "client_action": ("observation", "is_error"),
+    "approval": ("approved",),
 }
+VOLATILE_APPROVAL_FIELDS = ("token", "expires_at")  # new on every run; the diff is what must match
 
 
 class ReplayMismatch(Exception):
@@ -73,6 +76,8 @@ def replay(
     llm: ScriptedLLMServer,
     tool_calling: str | None = None,
     stream: bool = False,
+    run_tool: ToolRunner | None = None,
+    api_key: str | None = None,
 ) -> Outcome:
     """Re-run the recorded loop against a server; raise ReplayMismatch at the first difference."""
     header = records[0]
@@ -86,10 +91,12 @@ def replay(
         max_iterations=header["max_iterations"],
         llm_config=llm_config,
         stream=stream,
+        client_tools=header.get("client_tools", []),
     )
-    expected = iter(records[1:])
-    outcome = run_loop(AgentClient(server_url), question, _Comparer(expected))
-    left = sum(1 for _ in expected)
+    comparer = _Comparer(records[1:])
+    local = LocalSide(run_tool, approve=comparer.recorded_decision)
+    outcome = run_loop(AgentClient(server_url, api_key), question, comparer, local=local)
+    left = comparer.remaining()
     if left:
         raise ReplayMismatch(f"the replay ended after {outcome.steps} steps; {left} recorded calls remain")
     return outcome
@@ -101,21 +108,37 @@ def _compared(response: dict[str, Any], name: str) -> Any:
     value = response.get(name)
     if name == "action_details" and isinstance(value, dict):
         return {key: item for key, item in value.items() if key != "raw_action_string"}
+    if name == "approval" and isinstance(value, dict):
+        return {key: item for key, item in value.items() if key not in VOLATILE_APPROVAL_FIELDS}
     return value
 
 
 class _Comparer:
     """A loop listener that checks each call against the next recorded one."""
 
-    def __init__(self, expected: Iterator[dict[str, Any]]) -> None:
+    def __init__(self, expected: list[dict[str, Any]]) -> None:
         self._expected = expected
         self._position = 0
 
+    def remaining(self) -> int:
+        """How many recorded calls the replay has not reached."""
+        return len(self._expected) - self._position
+
+    def recorded_decision(self, call: dict[str, Any]) -> bool:
+        """The user's recorded answer to the approval the replay is asking for now."""
+        record = self._expected[self._position] if self.remaining() else None
+        if record is None or record["kind"] != "approval":
+            raise ReplayMismatch(
+                f"call {self._position + 1}: the server asks to approve {call['tool_name']}, "
+                "which the recording did not"
+            )
+        return bool(record["response"]["approved"])
+
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         self._position += 1
-        record = next(self._expected, None)
-        if record is None:
+        if self._position > len(self._expected):
             raise ReplayMismatch(f"call {self._position} ({kind}) is past the end of the recording")
+        record = self._expected[self._position - 1]
         if record["kind"] != kind:
             raise ReplayMismatch(f"call {self._position}: recorded {record['kind']}, replayed {kind}")
         for name in COMPARED_FIELDS[kind]:

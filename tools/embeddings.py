@@ -7,10 +7,10 @@ with onnxruntime and the `tokenizers` package; torch is touched once, to export 
                           │ missing or unreadable (under a file lock, so one exporter at a time)
                           └─► torch.onnx.export from model.safetensors ─► temp file ─► os.replace
 
-Why ONNX (bench/embedding_options.py, 2 cores, no GPU): a short query takes ~2.6 ms against ~7.7 ms
-for sentence-transformers on torch 2.13 CPU, and stays ahead with the other core busy; document
-throughput is about the same (~45 chunks/s), vectors agree to cosine 0.999999. The export takes ~4 s
-once per machine and model; it happens at first use so a missing or corrupt file heals itself.
+Why ONNX (bench/embedding_options.py; 2 shared cores, no GPU): one short query took 4 ms p50 against
+10 ms for sentence-transformers on torch 2.13 CPU (14 against 33 ms with the other core busy), a load
+0.4 s against 5 s, and 2,000 code chunks ran at 14 against 10 chunks/s; vectors differ by < 2e-7.
+The export (~5 s) runs at first use rather than install, so any cache_dir works and heals itself.
 """
 
 import fcntl
@@ -191,6 +191,9 @@ def _open_session(graph: Path, threads: int) -> "InferenceSession":
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # Idle workers that spin steal the core the server needs too: with 2 threads on 2 busy cores,
+    # spinning made a query 2-3x slower here, and sleeping cost nothing measurable when idle.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only; its warnings are about graph fusions
     return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 

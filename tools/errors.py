@@ -1,7 +1,9 @@
 """Tool-side failures.
 
 ToolError           the model can fix it: becomes an observation with is_error true
-└── UnsafePath      a path that would leave the project
+├── UnsafePath      a path that would leave the project
+├── StaleFile       a conditional write found the file changed since its preview
+└── ApprovalRefused an approval token that is altered, expired or for another call
 StoreUnavailable    the object store itself failed: the service answers 503
 """
 
@@ -12,6 +14,21 @@ class ToolError(Exception):
 
 class UnsafePath(ToolError):
     """A path from the model that is not a plain relative path inside the project."""
+
+
+class StaleFile(ToolError):
+    """A conditional write found the file other than the preview saw it; nothing was written."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path} changed since the preview, so nothing was written. Propose the change again "
+            "to get a fresh preview for the user to approve."
+        )
+        self.path = path
+
+
+class ApprovalRefused(ToolError):
+    """An approval token that is altered, expired or issued for another call; nothing was written."""
 
 
 class StoreUnavailable(Exception):

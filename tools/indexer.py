@@ -8,7 +8,9 @@
         │            old keys of the file not seen again ──► delete
         └──► files gone from the store ──► delete their points
 
-Point ids are derived from the key, so a re-run on an unchanged tree embeds nothing.
+Point ids are derived from the key, so a re-run on an unchanged tree embeds nothing. The one parse of a
+file also feeds the symbol index (symbol_index.py); a file whose points are current is parsed only when
+its symbol index entry is not. The project overview is rebuilt from the symbol index at the end of a run.
 """
 
 import hashlib
@@ -20,11 +22,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.chunking import Chunk, chunk_file, detect_language
+from tools.chunking import Chunk, FileOutline, detect_language, outline_file
 from tools.embeddings import Embedder
 from tools.errors import ToolError
+from tools.overview import save_overview
 from tools.sparse import encode_document
 from tools.storage import ObjectInfo, ObjectStore
+from tools.symbol_index import SymbolIndexUpdate, load_symbol_index, save_symbol_index
 from tools.vectors import ChunkPoint, VectorStore
 
 EMBED_BATCH = 64
@@ -45,6 +49,8 @@ class IndexReport:
     skipped: int = 0
     seconds: float = 0.0
     collection: str = ""
+    parsed: int = 0  # files parsed for the symbol index in this run
+    symbols: int = 0  # symbols the symbol index now holds
 
 
 def collection_name(embedder: Embedder) -> str:
@@ -66,6 +72,7 @@ class _Plan:
     new_points: list[tuple[str, Chunk, dict[str, Any]]] = field(default_factory=list)  # id, chunk, file facts
     moved: dict[str, dict[str, Any]] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
+    symbols: SymbolIndexUpdate = field(default_factory=lambda: SymbolIndexUpdate(None))
 
 
 def index_project(
@@ -82,16 +89,34 @@ def index_project(
     report = IndexReport(collection=collection_name(embedder))
     vectors.ensure_collection(report.collection, embedder.dimension)
     indexed = _points_by_file(vectors.project_points(report.collection, project_id))
-    files = [info for info in store.list(project_id) if detect_language(info.path) is not None]
-    plan = _Plan()
+    listed = list(store.list(project_id))
+    files = [info for info in listed if detect_language(info.path) is not None]
+    plan = _Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
     for done, info in enumerate(files, start=1):
         _plan_file(project_id, store, info, indexed.pop(info.path, {}), plan, report, max_file_bytes)
         if progress is not None:
             progress(done, len(files), info.path)
     plan.stale.extend(point_id for points in indexed.values() for point_id in points)
     _apply(plan, project_id, vectors, embedder, report)
+    _save_symbols(project_id, store, plan.symbols, listed, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _save_symbols(
+    project_id: str,
+    store: ObjectStore,
+    update: SymbolIndexUpdate,
+    listed: list[ObjectInfo],
+    report: IndexReport,
+) -> None:
+    """Store the symbol index (when it changed) and the overview built from it."""
+    symbol_index = update.finish(listed)
+    if update.changed:
+        save_symbol_index(store, project_id, symbol_index)
+    save_overview(store, project_id, listed, symbol_index)
+    report.parsed = update.parsed
+    report.symbols = sum(len(entry.symbols) for entry in symbol_index.files.values())
 
 
 def _points_by_file(points: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -111,15 +136,19 @@ def _plan_file(
     max_file_bytes: int,
 ) -> None:
     report.files += 1
-    if info.size <= max_file_bytes and _complete(existing, info.etag):
+    current = info.size <= max_file_bytes and _complete(existing, info.etag)
+    outline = None
+    if not current or plan.symbols.wants(info):
+        outline = _read_outline(project_id, store, info, max_file_bytes, plan.symbols)
+    if current:
         report.chunks += len(existing)
         report.reused += len(existing)
         return
-    chunks = _read_chunks(project_id, store, info, max_file_bytes)
-    if chunks is None:
+    if outline is None:
         report.skipped += 1
         plan.stale.extend(existing)
         return
+    chunks = outline.chunks
     report.chunks += len(chunks)
     seen: set[str] = set()
     for point_id, chunk in _keyed(project_id, chunks):
@@ -148,10 +177,10 @@ def _complete(existing: dict[str, dict[str, Any]], etag: str) -> bool:
     )
 
 
-def _read_chunks(
-    project_id: str, store: ObjectStore, info: ObjectInfo, max_file_bytes: int
-) -> list[Chunk] | None:
-    """The file's chunks, or None when it is too large, binary or unreadable as text."""
+def _read_outline(
+    project_id: str, store: ObjectStore, info: ObjectInfo, max_file_bytes: int, symbols: SymbolIndexUpdate
+) -> FileOutline | None:
+    """The file's one parse (recorded in the symbol index), or None when too large, binary or gone."""
     if info.size > max_file_bytes:
         return None
     try:
@@ -160,7 +189,10 @@ def _read_chunks(
         return None  # deleted between list and get: its points go as stale
     if b"\x00" in data[:8192]:
         return None
-    return chunk_file(info.path, data.decode("utf-8", errors="replace"))
+    text = data.decode("utf-8", errors="replace")
+    outline = outline_file(info.path, text)
+    symbols.record(info, text, outline)
+    return outline
 
 
 def _keyed(project_id: str, chunks: Sequence[Chunk]) -> Iterable[tuple[str, Chunk]]:

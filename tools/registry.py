@@ -4,6 +4,7 @@ execute(name, raw_args, context)
   -> unknown tool?          Observation(is_error) listing the tools
   -> Args.model_validate    Observation(is_error) naming the bad argument
   -> spec.run(args, ctx)    ToolError -> Observation(is_error, "Error: ...")
+                             a write tool's preview -> Observation(approval=PendingApproval)
                              StoreUnavailable propagates: the service answers 503
 """
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from tools.approval import Approvals, PendingApproval
 from tools.errors import ToolError
 from tools.storage import ObjectStore
 
@@ -34,6 +36,7 @@ class ToolLimits:
     grep_max_file_bytes: int = 1_000_000
     code_search_max_results: int = 10
     code_search_max_chars: int = 12_000
+    write_max_bytes: int = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class ToolContext:
     store: ObjectStore
     limits: ToolLimits
     index: "CodeIndex | None" = None
+    approvals: Approvals | None = None  # signs and checks the write tools' approval tokens
+    approval_token: str | None = None  # the request's token: the user approved this call's preview
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class ToolSpec:
     description: str
     category: Category
     args_model: type[BaseModel]
-    run: Callable[[Any, ToolContext], str]
+    run: Callable[[Any, ToolContext], "str | Observation"]
     example: str
     read_only: bool = True
     requires_approval: bool = False
@@ -71,6 +76,7 @@ class Observation:
 
     text: str
     is_error: bool = False
+    approval: PendingApproval | None = None  # set on a write tool's preview: nothing was written
 
 
 class ToolRegistry:
@@ -103,9 +109,10 @@ class ToolRegistry:
         except ValidationError as exc:
             return Observation(f"Error: {name}: {describe_validation_error(exc)}", True)
         try:
-            return Observation(spec.run(args, context))
+            result = spec.run(args, context)
         except ToolError as exc:
             return Observation(f"Error: {exc}", True)
+        return result if isinstance(result, Observation) else Observation(result)
 
 
 @cache

@@ -1,6 +1,7 @@
 """The S3 / Cloudflare R2 back-end of the object store: the only module that imports boto3.
 
-Keys are "<prefix>/<project_id>/<path>". botocore errors are translated here and nowhere
+Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
+outside every project's keys. botocore errors are translated here and nowhere
 else: a missing key becomes a ToolError, anything else a StoreUnavailable.
 """
 
@@ -16,11 +17,21 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import SecretStr
 
 from service.settings import Settings
-from tools.errors import StoreUnavailable, ToolError
+from tools.errors import StaleFile, StoreUnavailable, ToolError
 from tools.paths import normalize_path
-from tools.storage import ObjectInfo, check_project_id, directory_error, file_path
+from tools.storage import (
+    INDEX_DIR,
+    ObjectInfo,
+    check_index_name,
+    check_project_id,
+    directory_error,
+    file_path,
+)
 
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
+# A failed If-Match / If-None-Match: 412, or 409 when a concurrent conditional write won; If-Match on
+# a key deleted since the preview answers NoSuchKey.
+_CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
 
 
 class S3Store:
@@ -69,6 +80,21 @@ class S3Store:
         etag = _etag(reply) or hashlib.md5(data).hexdigest()
         return ObjectInfo(clean, len(data), etag, time.time())
 
+    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
+        """Upload only while the ETag is `expected_etag` (None: only while absent), in one request.
+
+        S3 and R2 evaluate If-Match / If-None-Match on PutObject atomically with the write, so there
+        is no HEAD-then-PUT race. moto's server honours both headers (the tests run against it),
+        though it checks and stores in two steps.
+        """
+        clean = file_path(path)
+        key = self._key(project_id, clean)
+        condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
+        with _s3_errors(clean), _stale_on_conflict(clean):
+            reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
+        etag = _etag(reply) or hashlib.md5(data).hexdigest()
+        return ObjectInfo(clean, len(data), etag, time.time())
+
     def delete(self, project_id: str, path: str) -> None:
         """Remove the object; a missing key (or a bare prefix) is not an error."""
         clean = file_path(path)
@@ -92,10 +118,31 @@ class S3Store:
         with _s3_errors(None):
             self._client.head_bucket(Bucket=self._bucket)
 
+    def get_index_file(self, project_id: str, name: str) -> bytes | None:
+        """The index file's bytes, or None when it was never written."""
+        key = self._index_key(project_id, name)
+        try:
+            with _s3_errors(name):
+                return bytes(self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read())
+        except ToolError:
+            return None
+
+    def put_index_file(self, project_id: str, name: str, data: bytes) -> None:
+        """Upload the index file in one request."""
+        key = self._index_key(project_id, name)
+        with _s3_errors(name):
+            self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
+
     def _key(self, project_id: str, clean: str) -> str:
         """The object key of a normalized path (the project's root key when `clean` is '')."""
         check_project_id(project_id)
         return "/".join(part for part in (self._prefix, project_id, clean) if part)
+
+    def _index_key(self, project_id: str, name: str) -> str:
+        """The key of one of the project's index files, beside (not below) its own keys."""
+        check_project_id(project_id)
+        check_index_name(name)
+        return "/".join(part for part in (self._prefix, INDEX_DIR, project_id, name) if part)
 
     def _has_children(self, key: str) -> bool:
         """Whether any object lives below `key`, as below a directory."""
@@ -113,6 +160,19 @@ def _listed_info(item: dict[str, Any], root: str) -> ObjectInfo:
 def _etag(reply: dict[str, Any]) -> str:
     """The ETag without the quotes S3 wraps it in."""
     return str(reply.get("ETag", "")).strip('"')
+
+
+@contextlib.contextmanager
+def _stale_on_conflict(path: str) -> Iterator[None]:
+    """Translate a failed write condition into StaleFile; other errors pass on to _s3_errors."""
+    try:
+        yield
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in _CONDITION_FAILED_CODES or status in (409, 412):
+            raise StaleFile(path) from exc
+        raise
 
 
 @contextlib.contextmanager
@@ -142,7 +202,7 @@ def make_s3_client(settings: Settings) -> Any:
     config = Config(
         connect_timeout=settings.s3_timeout_s,
         read_timeout=settings.s3_timeout_s,
-        retries={"max_attempts": 3, "mode": "standard"},
+        retries={"max_attempts": settings.s3_max_attempts, "mode": "standard"},
         signature_version="s3v4",
         # R2 rejects the CRC32 checksums botocore >= 1.36 sends by default.
         request_checksum_calculation="when_required",

@@ -4,11 +4,17 @@ Every method takes a path from the model, so each one runs it through `normalize
 before any I/O. Both back-ends report the same `ObjectInfo`; `etag` is the hex MD5 of the
 content in both (S3 and R2 give exactly that for single-part uploads, which is all `put`
 does; the local store hashes the file when asked). The S3 back-end lives in s3_store.py.
+
+Index files (the symbol index, the project overview) live beside the projects, outside every
+project's tree: "<root>/.reactstep-index/<project_id>/<name>". A project id never starts with
+'.', so no project can be called ".reactstep-index", and list/get never reach them.
 """
 
 import contextlib
+import fcntl
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,10 +22,12 @@ from pathlib import Path
 from typing import Protocol
 
 from service.settings import Settings
-from tools.errors import StoreUnavailable, ToolError, UnsafePath
+from tools.errors import StaleFile, StoreUnavailable, ToolError, UnsafePath
 from tools.paths import normalize_path
 
 TEMP_PREFIX = ".reactstep-tmp-"
+INDEX_DIR = ".reactstep-index"
+_INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -36,23 +44,37 @@ class ObjectStore(Protocol):
     """What tools may do with a project's files; every path is untrusted and normalized.
 
     get: the bytes, ToolError if missing or a directory. head: metadata or None. put: replace
-    the content. delete: a missing file is fine. list: every file below the directory
-    `prefix`, recursively, sorted by path. check: StoreUnavailable if requests would fail.
+    the content. put_if: replace it only while its etag is `expected_etag` (None: only while the
+    file is absent), in one atomic step, else StaleFile. delete: a missing file is fine. list:
+    every file below the directory `prefix`, recursively, sorted by path. check:
+    StoreUnavailable if requests would fail.
+    get_index_file / put_index_file: a file the indexer keeps for the project, outside its tree
+    (None when missing).
     """
 
     def get(self, project_id: str, path: str) -> bytes: ...
     def head(self, project_id: str, path: str) -> ObjectInfo | None: ...
     def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo: ...
+    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo: ...
     def delete(self, project_id: str, path: str) -> None: ...
     def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]: ...
     def check(self) -> None: ...
+    def get_index_file(self, project_id: str, name: str) -> bytes | None: ...
+    def put_index_file(self, project_id: str, name: str, data: bytes) -> None: ...
 
 
 def check_project_id(project_id: str) -> None:
     """Refuse a project id that could name another directory (the HTTP layer checks too)."""
-    # '..' matters as a whole component; inside one name ("v1..2") it is just dots.
-    if project_id in ("", ".", "..") or any(c in project_id for c in "/\\\x00"):
+    # '..' matters as a whole component; inside one name ("v1..2") it is just dots. A leading '.' is
+    # refused too: ".reactstep-index" beside the projects holds their index files.
+    if project_id.startswith(".") or project_id == "" or any(c in project_id for c in "/\\\x00"):
         raise ValueError(f"invalid project id {project_id!r}")
+
+
+def check_index_name(name: str) -> None:
+    """Refuse an index file name that is not one plain file name."""
+    if _INDEX_NAME.fullmatch(name) is None:
+        raise ValueError(f"invalid index file name {name!r}")
 
 
 def file_path(path: str) -> str:
@@ -94,21 +116,26 @@ class LocalStore:
         """Write atomically, so readers see the old content or the new, never a mix."""
         clean = file_path(path)
         target = self._resolve(project_id, clean)
-        with _local_errors(clean, "write"):
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except (FileExistsError, NotADirectoryError) as exc:
-                raise ToolError(f"cannot write {clean}: a parent of it is a file") from exc
-            _write_atomically(target, data)
-            stat = target.stat()
-        etag = hashlib.md5(data).hexdigest()
-        return ObjectInfo(clean, stat.st_size, etag, stat.st_mtime_ns / 1e9)
+        with _project_lock(self._project_dir(project_id)):
+            return _write_file(clean, target, data)
+
+    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
+        """Write only if the file's MD5 is still `expected_etag` (None: only if it is absent)."""
+        clean = file_path(path)
+        target = self._resolve(project_id, clean)
+        # Every write and delete takes this lock, so nothing lands between the check and the rename.
+        with _project_lock(self._project_dir(project_id)):
+            current = _local_info(clean, target)
+            if (current.etag if current else None) != expected_etag:
+                raise StaleFile(clean)
+            return _write_file(clean, target, data)
 
     def delete(self, project_id: str, path: str) -> None:
         """Remove the file; missing files and directories are left alone, as in S3."""
         clean = file_path(path)
         target = self._resolve(project_id, clean)
-        with contextlib.suppress(ToolError), _local_errors(clean, "delete"):
+        lock = _project_lock(self._project_dir(project_id))
+        with lock, contextlib.suppress(ToolError), _local_errors(clean, "delete"):
             if not target.is_dir():
                 target.unlink()
 
@@ -129,6 +156,31 @@ class LocalStore:
             raise StoreUnavailable(f"local store root unusable: {exc.strerror}") from exc
         if not os.access(self._root, os.W_OK | os.X_OK):
             raise StoreUnavailable("local store root is not writable")
+
+    def get_index_file(self, project_id: str, name: str) -> bytes | None:
+        """The index file's bytes, or None when it was never written."""
+        target = self._index_path(project_id, name)
+        try:
+            return target.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
+
+    def put_index_file(self, project_id: str, name: str, data: bytes) -> None:
+        """Replace the index file atomically."""
+        target = self._index_path(project_id, name)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(target, data)
+        except OSError as exc:
+            raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
+
+    def _index_path(self, project_id: str, name: str) -> Path:
+        """root/.reactstep-index/<project_id>/<name>, beside the projects."""
+        check_project_id(project_id)
+        check_index_name(name)
+        return self._root / INDEX_DIR / project_id / name
 
     def _project_dir(self, project_id: str) -> Path:
         """root/<project_id> with the root resolved (the project dir itself must not be a link)."""
@@ -156,6 +208,35 @@ def _walk_files(base: Path, top: Path) -> Iterator[str]:
             full = here / name
             if not name.startswith(TEMP_PREFIX) and not full.is_symlink():
                 yield full.relative_to(base).as_posix()
+
+
+def _write_file(clean: str, target: Path, data: bytes) -> ObjectInfo:
+    """Create the parents and write the file atomically (the caller holds the project lock)."""
+    with _local_errors(clean, "write"):
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise ToolError(f"cannot write {clean}: a parent of it is a file") from exc
+        _write_atomically(target, data)
+        stat = target.stat()
+    etag = hashlib.md5(data).hexdigest()
+    return ObjectInfo(clean, stat.st_size, etag, stat.st_mtime_ns / 1e9)
+
+
+@contextlib.contextmanager
+def _project_lock(project_dir: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the project directory: one writer at a time, across threads and
+    processes (each call opens its own descriptor, and flock locks conflict between descriptors)."""
+    try:
+        project_dir.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(project_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise StoreUnavailable(f"local store lock failed: {exc.strerror}") from exc
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing the descriptor releases the lock
 
 
 def _write_atomically(target: Path, data: bytes) -> None:

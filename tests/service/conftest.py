@@ -1,5 +1,7 @@
 """Fixtures for the service tests: a scripted LLM on loopback and apps built around it."""
 
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,28 @@ from service.scripted_llm import ScriptedLLMServer
 from service.settings import Settings
 from tools.embeddings import LocalEmbedder
 from tools.storage import LocalStore
+
+_network_events: list[tuple[str, tuple[Any, ...]]] = []
+_recording_network = threading.Event()
+
+
+def _record_network(event: str, args: tuple[Any, ...]) -> None:
+    if _recording_network.is_set() and event in ("socket.connect", "socket.getaddrinfo"):
+        _network_events.append((event, args))
+
+
+sys.addaudithook(_record_network)  # an audit hook stays for good; it records only while a test asks
+
+
+@pytest.fixture
+def network_log() -> Iterator[list[tuple[str, tuple[Any, ...]]]]:
+    """Every socket connect and name lookup the process makes while the test runs (any thread)."""
+    _network_events.clear()
+    _recording_network.set()
+    try:
+        yield _network_events
+    finally:
+        _recording_network.clear()
 
 
 @pytest.fixture

@@ -54,12 +54,15 @@ def test_a_long_observation_reaches_the_model_cut(
     client = make_client(max_observation_chars=40)
     body = client.post(REACT, json=step_body(conversation_history=history)).json()
     assert llm_server.requests[0]["messages"][-1]["content"] == (
-        "Observation:\n" + "A" * 20 + "\n" + CUT.format(80) + "\n" + "B" * 20
+        f"Observation:\n<observation>\n{'A' * 20}\n{CUT.format(80)}\n{'B' * 20}\n</observation>"
     )
     assert body["notes"] == ["1 observation(s) longer than 40 characters were cut to head + tail."]
 
 
-ELIDED = "Observation:\n[This observation (3000 characters) was elided to fit the context window.]"
+ELIDED = (
+    "Observation:\n<observation>\n"
+    "[This observation (3000 characters) was elided to fit the context window.]\n</observation>"
+)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +76,7 @@ ELIDED = "Observation:\n[This observation (3000 characters) was elided to fit th
             3,
             [
                 "The 3 oldest observation(s) were elided to fit the 400-token context window.",
-                "The prompt is still 26 tokens over its budget with every observation elided.",
+                "The prompt is still 80 tokens over its budget with every observation elided.",
             ],
         ),
     ],
@@ -85,7 +88,7 @@ def test_the_oldest_observations_are_elided_to_fit_the_window(
     elided: int,
     notes: list[str] | None,
 ) -> None:
-    """Three steps of about 600 tokens each after a small prompt: 2047 tokens in all (tiktoken)."""
+    """Three steps of about 600 tokens each after a small prompt: about 2100 tokens in all (tiktoken)."""
     llm_server.push("Final Answer: a")
     history = [read_step(n, "word " * 600) for n in range(3)]
     request = step_body(

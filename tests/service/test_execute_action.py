@@ -11,7 +11,10 @@ from service.app import create_app
 from service.settings import Settings
 from tools.storage import LocalStore
 
-ALL_TOOLS = "code_search, find_files, grep, list_files, read_file"
+ALL_TOOLS = (
+    "code_search, create_file, edit_file, edit_lines, find_definition, find_files, find_importers, grep, "
+    "list_files, project_overview, read_file, replace_in_file"
+)
 
 
 def run(client: TestClient, tool_name: str, **tool_args: Any) -> dict[str, Any]:

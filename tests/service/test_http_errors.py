@@ -15,7 +15,7 @@ VALID = {"project_id": "demo", "session_id": "s", "user_query": "q", "max_iterat
         (b"", 400, "invalid_json"),
         (b"{not json", 400, "invalid_json"),
         (b"[" * 100_000 + b"]" * 100_000, 413, "payload_too_large"),
-        (b"[" * 5_000 + b"]" * 5_000, 400, "invalid_json"),
+        (b"[" * 5_000 + b"]" * 5_000, 400, "json_too_deep"),
         (b"[]", 422, "validation_failed"),
         (json.dumps({**VALID, "project_id": 5}).encode(), 422, "validation_failed"),
         (json.dumps({"session_id": "s"}).encode(), 422, "validation_failed"),
@@ -63,7 +63,7 @@ def test_history_longer_than_the_limit_is_refused(make_client: Callable[..., Tes
     turns = [{"role": "user", "content": "hi"}] * 3
     body = {**VALID, "max_iterations_left": 2, "conversation_history": turns}
     response = make_client(max_history_items=2).post("/api/agent/react_step", json=body)
-    assert (response.status_code, response.json()["error"]["code"]) == (422, "validation_failed")
+    assert (response.status_code, response.json()["error"]["code"]) == (422, "history_too_long")
 
 
 @pytest.mark.parametrize(
@@ -84,9 +84,23 @@ def test_unknown_routes(
 def test_health_and_tools(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     assert client.get("/healthz").json() == {"status": "ok"}
-    assert client.get("/readyz").json() == {"status": "ready", "checks": {"storage": "ok"}}
+    ready = {"status": "ready", "checks": {"storage": "ok", "llm": "ok"}}  # llm: the scripted server
+    assert client.get("/readyz").json() == ready
     tools = client.get("/api/agent/tools").json()
     names = [tool["name"] for tool in tools["tools"]]
-    assert names == ["code_search", "grep", "find_files", "list_files", "read_file"]
-    assert tools["tools"][4]["parameters"]["required"] == ["file_path"]
+    assert names == [
+        "code_search",
+        "grep",
+        "find_files",
+        "find_definition",
+        "find_importers",
+        "project_overview",
+        "list_files",
+        "read_file",
+        "create_file",
+        "edit_file",
+        "replace_in_file",
+        "edit_lines",
+    ]
+    assert tools["tools"][7]["parameters"]["required"] == ["file_path"]
     assert tools["prompt_segment"].startswith("You have access to the following tools:")

@@ -185,7 +185,7 @@ def test_history_renders_into_provider_tool_call_messages(
         {
             "role": "tool",
             "tool_call_id": "call_2",
-            "content": "Contents of ./ (1 entries):\nREADME.md  (7 bytes)",
+            "content": "<observation>\nContents of ./ (1 entries):\nREADME.md  (7 bytes)\n</observation>",
         },
         {"role": "assistant", "content": "I am not sure"},
         {"role": "user", "content": "Your last reply could not be used: x"},
@@ -194,7 +194,7 @@ def test_history_renders_into_provider_tool_call_messages(
         {
             "role": "tool",
             "tool_call_id": "call_4",
-            "content": "The tool failed:\nError: file not found: nope.py",
+            "content": "The tool failed:\n<observation>\nError: file not found: nope.py\n</observation>",
         },
     ]
 

@@ -23,6 +23,7 @@ import tools
 from service import errors, schemas
 from service.api import OPENAPI_PATH
 from service.app import ROUTES, create_app
+from service.auth import key_entry
 from service.llm import LLMReply, LLMRequest, NativeToolCall
 from service.settings import Settings
 from tools.errors import StoreUnavailable
@@ -144,6 +145,7 @@ MODELS: list[type[BaseModel]] = [
     schemas.ReactStepResponse,
     schemas.ExecuteActionRequest,
     schemas.ExecuteActionResponse,
+    schemas.Approval,
     schemas.LLMConfig,
     schemas.UserApiKeys,
     schemas.EmbeddingModelConfig,
@@ -530,6 +532,7 @@ class Call:
     code: str | None = None  # the error code, for error answers
     expect: dict[str, Any] = field(default_factory=dict)  # exact top-level values in the answer
     llm_calls: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def step(**extra: Any) -> dict[str, Any]:
@@ -551,8 +554,20 @@ HISTORY = [
     FORMAT_ERROR_STEP,
 ]
 REACT, EXECUTE, INDEX = "/api/agent/react_step", "/api/agent/execute_action", "/api/projects/demo/index"
-ALL_TOOLS = "code_search, find_files, grep, list_files, read_file"
+ALL_TOOLS = (
+    "code_search, create_file, edit_file, edit_lines, find_definition, find_files, find_importers, grep, "
+    "list_files, project_overview, read_file, replace_in_file"
+)
+WRITE_ARGS = {"path": "src/app.py", "find": "hi", "replace": "bye"}
+WRITE_PREVIEW = (
+    "Nothing was written yet. The user must approve this change to src/app.py "
+    "(+1 -1 lines, 1 replacement) before it is written:\n"
+)
+WRITE_DIFF = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-print('hi')\n+print('bye')\n"
 DEAD_URL = "http://127.0.0.1:9"  # discard port: nothing listens on loopback, refused at once
+SERVICE_KEY = "rsk_openapi-test-key-0123456789"
+WITH_KEYS = {"api_keys": [key_entry(SERVICE_KEY, "demo,team-*")]}
+BEARER = {"authorization": f"Bearer {SERVICE_KEY}"}
 
 CALLS: dict[str, Call] = {
     "react_step action_proposed": Call(
@@ -754,8 +769,82 @@ CALLS: dict[str, Call] = {
         json=step(conversation_history=[STEP, STEP]),
         settings={"max_history_items": 1},
         request_valid=True,
-        code="validation_failed",
+        code="history_too_long",
         llm_calls=0,
+    ),
+    "react_step max_tokens too large": Call(
+        "POST",
+        REACT,
+        422,
+        json=step(llm_config={"max_tokens": 2_000}),
+        settings={"llm_max_tokens_cap": 1_000},
+        request_valid=True,
+        code="max_tokens_too_large",
+        llm_calls=0,
+    ),
+    "react_step json too deep": Call(
+        "POST", REACT, 400, content=b'{"a":' * 40 + b"1" + b"}" * 40, code="json_too_deep", llm_calls=0
+    ),
+    "react_step provider not allowed": Call(
+        "POST",
+        REACT,
+        400,
+        json=step(llm_config={"model": "bedrock/anthropic.claude-v2"}),
+        request_valid=True,
+        code="provider_not_allowed",
+        llm_calls=0,
+    ),
+    "react_step with a service key": Call(
+        "POST",
+        REACT,
+        200,
+        json=step(),
+        script=(READ_APP,),
+        settings=WITH_KEYS,
+        headers=BEARER,
+        request_valid=True,
+        expect={"status": "action_proposed"},
+        llm_calls=1,
+    ),
+    "react_step without a service key": Call(
+        "POST", REACT, 401, json=step(), settings=WITH_KEYS, code="unauthorized", llm_calls=0
+    ),
+    "react_step project outside the key": Call(
+        "POST",
+        REACT,
+        403,
+        json=step(project_id="other"),
+        settings=WITH_KEYS,
+        headers=BEARER,
+        request_valid=True,
+        code="forbidden_project",
+        llm_calls=0,
+    ),
+    "execute_action without a service key": Call(
+        "POST",
+        EXECUTE,
+        401,
+        json=action(tool_name="read_file", tool_args={"file_path": "src/app.py"}),
+        settings=WITH_KEYS,
+        headers={"authorization": "Bearer not-a-configured-key"},
+        code="unauthorized",
+    ),
+    "execute_action project outside the key": Call(
+        "POST",
+        EXECUTE,
+        403,
+        json={**action(tool_name="read_file", tool_args={"file_path": "src/app.py"}), "project_id": "other"},
+        settings=WITH_KEYS,
+        headers=BEARER,
+        request_valid=True,
+        code="forbidden_project",
+    ),
+    "index without a service key": Call("POST", INDEX, 401, settings=WITH_KEYS, code="unauthorized"),
+    "index project outside the key": Call(
+        "POST", "/api/projects/other/index", 403, settings=WITH_KEYS, headers=BEARER, code="forbidden_project"
+    ),
+    "tools without a service key": Call(
+        "GET", "/api/agent/tools", 401, settings=WITH_KEYS, code="unauthorized"
     ),
     **{
         f"react_step {error.code}": Call(
@@ -810,6 +899,15 @@ CALLS: dict[str, Call] = {
             "observation": "Contents of ./ (1 entries):\nsrc/app.py  (12 bytes)",
             "is_error": False,
         },
+    ),
+    "execute_action write preview": Call(
+        "POST",
+        EXECUTE,
+        200,
+        json=action(tool_name="replace_in_file", tool_args=WRITE_ARGS),
+        settings={"approval_secret": "openapi-test-secret"},
+        request_valid=True,
+        expect={"observation": WRITE_PREVIEW + WRITE_DIFF.rstrip(), "is_error": False},
     ),
     "execute_action missing file": Call(
         "POST",
@@ -963,10 +1061,10 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
     app = create_app(settings, llm=gateway, store=store)
     with TestClient(app, raise_server_exceptions=False) as client:
         if call.content is not None:
-            headers = {"content-type": "application/json"}
+            headers = {"content-type": "application/json", **call.headers}
             response = client.request(call.method, call.path, content=call.content, headers=headers)
         else:
-            response = client.request(call.method, call.path, json=call.json)
+            response = client.request(call.method, call.path, json=call.json, headers=call.headers)
     return response, gateway
 
 
@@ -993,6 +1091,23 @@ def test_live_answer_matches_the_spec(call: Call, tmp_path: Path) -> None:
         template = spec_path(call.path, load_spec()["paths"])
         request_pointer = f"/paths/{escape(template)}/post/requestBody/content/application~1json"
         assert (errors_of(f"{request_pointer}/schema", call.json) == []) is call.request_valid
+
+
+def test_live_approved_write_matches_the_spec(tmp_path: Path) -> None:
+    preview_call = CALLS["execute_action write preview"]
+    preview, _ = answer(preview_call, tmp_path)
+    approval = preview.json()["approval"]
+    assert (approval["required"], approval["diff"]) == (True, WRITE_DIFF)
+    approved = replace(preview_call, json={**preview_call.json, "approval_token": approval["token"]})
+    response, _ = answer(approved, tmp_path)  # a fresh app with the same secret: another replica
+    body = response.json()
+    pointer = response_pointer(EXECUTE, "POST", 200)
+    assert errors_of(f"{pointer}/content/application~1json/schema", body) == []
+    assert (body["observation"], body["is_error"]) == ("Wrote src/app.py (+1 -1 lines).", False)
+    assert "approval" not in body
+    request_pointer = f"/paths/{escape(EXECUTE)}/post/requestBody/content/application~1json/schema"
+    assert errors_of(request_pointer, approved.json) == []
+    assert LocalStore(tmp_path / "objects").get("demo", "src/app.py") == b"print('bye')\n"
 
 
 def test_live_format_error_is_what_the_client_appends(tmp_path: Path) -> None:
@@ -1047,8 +1162,15 @@ def test_live_tools_manifest(tmp_path: Path) -> None:
         "code_search",
         "grep",
         "find_files",
+        "find_definition",
+        "find_importers",
+        "project_overview",
         "list_files",
         "read_file",
+        "create_file",
+        "edit_file",
+        "replace_in_file",
+        "edit_lines",
     ]
     documented = lookup("/paths/~1api~1agent~1tools/get/responses/200/content/application~1json")
     assert body == documented["examples"]["default_tools"]["value"]

@@ -95,7 +95,8 @@ def test_format_error_carries_corrective_message(
     assert body["format_error"].startswith("Your last reply could not be used: ")
     assert "delete_everything" in body["format_error"]
     assert body["format_error"].endswith(
-        "Available tools: code_search, find_files, grep, list_files, read_file"
+        "Available tools: code_search, create_file, edit_file, edit_lines, find_definition, find_files, "
+        "find_importers, grep, list_files, project_overview, read_file, replace_in_file"
     )
     assert "action_details" not in body
 
@@ -161,11 +162,17 @@ def test_history_renders_into_messages_in_order(
         ("assistant", "A demo."),
         ("user", "Question: What does main return?"),
         ("assistant", "Thought: List the root.\nAction: list_files()"),
-        ("user", "Observation:\nContents of ./ (1 entries):\nREADME.md  (7 bytes)"),
+        (
+            "user",
+            "Observation:\n<observation>\nContents of ./ (1 entries):\nREADME.md  (7 bytes)\n</observation>",
+        ),
         ("assistant", "I am not sure"),
         ("user", "Your last reply could not be used: x"),
         ("assistant", 'Action: read_file(file_path="nope.py")'),
-        ("user", "Observation (the tool failed):\nError: file not found: nope.py"),
+        (
+            "user",
+            "Observation (the tool failed):\n<observation>\nError: file not found: nope.py\n</observation>",
+        ),
     ]
     assert messages[0]["role"] == "system"
 
@@ -191,8 +198,8 @@ def test_server_manifest_lists_tools_and_client_segment_replaces_it(
     client.post("/api/agent/react_step", json=step_body(available_tools_prompt_segment=segment))
     own, given = (request["messages"][0]["content"] for request in llm_server.requests)
     assert "## Search & discovery\n1. **code_search(query: string, max_results?: integer," in own
-    assert "4. **list_files(path?: string, recursive?: boolean, depth?: integer, page?: integer)**" in own
-    assert "## Reading\n5. **read_file(file_path: string, start_line?: integer, end_line?: integer)**" in own
+    assert "7. **list_files(path?: string, recursive?: boolean, depth?: integer, page?: integer)**" in own
+    assert "## Reading\n8. **read_file(file_path: string, start_line?: integer, end_line?: integer)**" in own
     assert segment in given
     assert "**list_files(" not in given
 

@@ -93,10 +93,12 @@ def test_text_that_is_not_unicode_is_an_embedding_error(embedder: LocalEmbedder)
 
 
 def test_long_input_is_cut_to_256_word_pieces(embedder: LocalEmbedder) -> None:
-    # 300 words are already past the limit, so the next 19,700 must change nothing.
-    long, prefix = "alpha beta " * 10_000, "alpha beta " * 150
-    assert max_difference([embedder.embed_query(long)], [embedder.embed_query(prefix)]) < 1e-5
-    assert dot(embedder.embed_query(prefix), embedder.embed_query("alpha beta " * 50)) < 0.9999
+    # "alpha" and "beta" are one word piece each; [CLS] and [SEP] take the other two of the 256.
+    fits_exactly = "alpha beta " * 127
+    one_piece_short = fits_exactly.removesuffix("beta ")
+    long = "alpha beta " * 10_000
+    assert max_difference([embedder.embed_query(long)], [embedder.embed_query(fits_exactly)]) < 1e-5
+    assert max_difference([embedder.embed_query(long)], [embedder.embed_query(one_piece_short)]) > 1e-4
 
 
 def test_batches_match_one_by_one(cache_dir: Path, embedder: LocalEmbedder) -> None:
@@ -140,12 +142,15 @@ def test_a_corrupt_export_is_replaced(tmp_path: Path, cache_dir: Path, embedder:
 
 
 def test_concurrent_first_use_exports_one_file(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    shared = LocalEmbedder(tmp_path)  # two threads race inside one embedder, one in another
     results: list[list[float]] = []
 
-    def first_use() -> None:
-        results.append(LocalEmbedder(tmp_path).embed_query("read a file"))
+    def first_use(user: LocalEmbedder) -> None:
+        results.append(user.embed_query("read a file"))
 
-    threads = [threading.Thread(target=first_use) for _ in range(3)]
+    threads = [
+        threading.Thread(target=first_use, args=(user,)) for user in (shared, shared, LocalEmbedder(tmp_path))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

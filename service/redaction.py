@@ -1,0 +1,127 @@
+"""Keep secrets out of everything the service writes: logs, error bodies, recorded structures.
+
+Secrets are known by the field that holds them, never by what a value looks like:
+    server secrets   every SecretStr field of Settings, remembered when an app is built
+    request secrets  every SecretStr field of a parsed request body, for the rest of that request
+scrub(text)               each known secret in the text becomes [redacted]
+install_log_scrubber()    every log record, from any logger, is scrubbed when it is made
+                          (message, arguments and traceback)
+redact_fields(value)      the values of secret-named keys (llmKey, api_key, authorization ...) in a
+                          JSON-like structure become [redacted], whatever they hold
+"""
+
+import contextvars
+import logging
+import re
+import threading
+import traceback
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+REDACTED = "[redacted]"
+# Field names that hold secrets, matched case-insensitively on the whole name.
+SECRET_FIELD = re.compile(
+    r".*(api_?key|llmkey|embeddingkey|secret.*|password|authorization|access_token|bearer)",
+    re.IGNORECASE,
+)
+
+# Shorter values are not scrubbed from text: hiding every "ab" would garble logs, not protect a key.
+MIN_SECRET_CHARS = 6
+
+_server_secrets: set[str] = set()
+_request_secrets: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "reactstep_request_secrets", default=frozenset()
+)
+_install_lock = threading.Lock()
+_installed = False
+
+
+def remember_server_secrets(settings: BaseModel) -> None:
+    """Remember every SecretStr the settings hold, for the life of the process."""
+    _server_secrets.update(_secret_values(settings))
+
+
+def remember_request_secrets(body: BaseModel) -> None:
+    """Remember the body's SecretStr values for the rest of this request (its context)."""
+    found = _secret_values(body)
+    if found:
+        _request_secrets.set(_request_secrets.get() | found)
+
+
+def known_secrets() -> list[str]:
+    """Every secret to hide now, longest first (so a secret inside another goes with it)."""
+    return sorted(_server_secrets | _request_secrets.get(), key=len, reverse=True)
+
+
+def scrub(text: str) -> str:
+    """The text with every known secret replaced by [redacted]."""
+    for secret in known_secrets():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_fields(value: Any) -> Any:
+    """A copy of a JSON-like value with the values of secret-named keys replaced."""
+    if isinstance(value, dict):
+        return {
+            key: REDACTED if is_secret_field(str(key)) else redact_fields(item) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_fields(item) for item in value]
+    return value
+
+
+def is_secret_field(name: str) -> bool:
+    """Whether a field of this name holds a secret."""
+    return SECRET_FIELD.fullmatch(name) is not None
+
+
+def install_log_scrubber() -> None:
+    """Scrub every log record as it is made; installing twice is harmless."""
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        make_record = logging.getLogRecordFactory()
+
+        def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            record = make_record(*args, **kwargs)
+            if known_secrets():
+                _scrub_record(record)
+            return record
+
+        logging.setLogRecordFactory(scrubbed_record)
+        _installed = True
+
+
+def _scrub_record(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # a malformed format string: let the handler report it as it would
+        return
+    record.msg, record.args = scrub(message), None
+    if record.exc_info and record.exc_info[1] is not None:
+        text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+        record.exc_text = scrub(text)
+    if record.stack_info:
+        record.stack_info = scrub(record.stack_info)
+
+
+def _secret_values(model: BaseModel) -> frozenset[str]:
+    found: set[str] = set()
+    for name in type(model).model_fields:
+        _collect(getattr(model, name, None), found)
+    return frozenset(found)
+
+
+def _collect(value: Any, found: set[str]) -> None:
+    if isinstance(value, SecretStr):
+        if len(secret := value.get_secret_value()) >= MIN_SECRET_CHARS:
+            found.add(secret)
+    elif isinstance(value, BaseModel):
+        found.update(_secret_values(value))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, found)
