@@ -14,10 +14,10 @@ from pathlib import Path
 from signal import Signals
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.shell_process import Captured, ShellProcess
+from tools.regex import InvalidRegex, compile_re2
 from tools.registry import describe_validation_error
 
 MAX_OUTPUT_CHARS = 30_000
@@ -229,16 +229,11 @@ def _joined(captured: Captured) -> str:
 
 
 def _compile_filter(pattern: str) -> Any:
-    options = re2.Options()
-    options.log_errors = False  # a bad pattern is the model's to fix, not a log line
     try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else ""
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", errors="replace")
+        return compile_re2(pattern)
+    except InvalidRegex as exc:
         raise ToolFailure(
-            f"bash_output: filter {pattern!r} is not a valid RE2 regular expression: {reason}"
+            f"bash_output: filter {pattern!r} is not a valid RE2 regular expression: {exc.reason}"
         ) from exc
 
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.errors import ToolError
 from tools.folders import files_at
 from tools.globs import as_list, compile_globs
 from tools.parallel_read import map_files
+from tools.regex import InvalidRegex, compile_re2
 from tools.registry import ToolContext, ToolSpec
 from tools.storage import ObjectInfo
 
@@ -102,18 +102,11 @@ def _files_to_search(context: ToolContext, args: GrepArgs) -> list[ObjectInfo]:
 
 def compile_regex(pattern: str, case_sensitive: bool) -> Any:
     """An RE2 regex for the pattern; a ToolError says why a pattern is not valid."""
-    options = re2.Options()
-    options.log_errors = False  # a bad pattern is the model's to fix, not a server log line
-    options.case_sensitive = case_sensitive
-    options.never_capture = True
     try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else ""
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", errors="replace")
+        return compile_re2(pattern, case_sensitive=case_sensitive, never_capture=True)
+    except InvalidRegex as exc:
         raise ToolError(
-            f"invalid regex {pattern!r} ({reason}); grep uses RE2 syntax, as ripgrep does: no "
+            f"invalid regex {pattern!r} ({exc.reason}); grep uses RE2 syntax, as ripgrep does: no "
             "lookaround or backreferences; escape ( ) [ ] { } . * + ? | with a backslash to match them"
         ) from exc
 

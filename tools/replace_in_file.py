@@ -7,10 +7,10 @@ approval writes exactly that. A regex's `replace` may name groups as \\1 or \\g<
 import re
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.errors import ToolError
+from tools.regex import InvalidRegex, compile_re2
 from tools.registry import Observation, ToolContext, ToolSpec
 from tools.writes import Change, run_write
 
@@ -75,17 +75,11 @@ def _regex_replace(args: ReplaceInFileArgs, text: str) -> tuple[str, int]:
 
 def _compile(find: str) -> Any:
     """The RE2 regex, with ^ and $ at every line; a ToolError says why a pattern is not valid."""
-    options = re2.Options()
-    options.log_errors = False  # a bad pattern is the model's to fix, not a server log line
     try:
-        return re2.compile(f"(?m){find}", options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else ""
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", errors="replace")
-        reason = reason.replace(f"(?m){find}", find)  # RE2 quotes the pattern it compiled
+        return compile_re2(find, multiline=True)
+    except InvalidRegex as exc:
         raise ToolError(
-            f"invalid regex {_shown(find)} ({reason}); replace_in_file uses RE2 syntax: no lookaround "
+            f"invalid regex {_shown(find)} ({exc.reason}); replace_in_file uses RE2 syntax: no lookaround "
             "or backreferences in find; escape ( ) [ ] { } . * + ? | with a backslash to match them, "
             "or set regex=false to find the text literally"
         ) from exc
