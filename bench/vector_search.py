@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from stats import machine, percentile
 
 from tools.edge_vectors import EdgeVectorStore
+from tools.qdrant_vectors import QdrantVectorStore
 from tools.sparse import SparseVector, encode_document, encode_query
-from tools.vectors import ChunkPoint, QdrantVectorStore, SearchFilter, VectorStore
+from tools.vectors import ChunkPoint, SearchFilter, VectorStore
 
 DIM = 384
 PROJECTS = 10

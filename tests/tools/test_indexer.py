@@ -7,8 +7,9 @@ import pytest
 
 from tools.embeddings import LocalEmbedder
 from tools.indexer import IndexReport, collection_name, index_project
+from tools.qdrant_vectors import QdrantVectorStore
 from tools.storage import LocalStore
-from tools.vectors import QdrantVectorStore, SearchFilter, VectorStore
+from tools.vectors import SearchFilter, VectorStore
 
 APP = b'''"""The demo app."""
 

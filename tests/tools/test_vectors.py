@@ -14,10 +14,10 @@ import pytest
 
 from service.settings import Settings
 from tools.edge_vectors import EdgeVectorStore
+from tools.qdrant_vectors import QdrantVectorStore
 from tools.sparse import encode_document, encode_query, token_index
 from tools.vectors import (
     ChunkPoint,
-    QdrantVectorStore,
     SearchFilter,
     VectorStore,
     VectorStoreError,
