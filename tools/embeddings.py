@@ -7,10 +7,11 @@ with onnxruntime and the `tokenizers` package; torch is touched once, to export 
                           │ missing or unreadable (under a file lock, so one exporter at a time)
                           └─► torch.onnx.export from model.safetensors ─► temp file ─► os.replace
 
-Why ONNX (bench/embedding_options.py; 2 shared cores, no GPU): one short query took 4 ms p50 against
-10 ms for sentence-transformers on torch 2.13 CPU (14 against 33 ms with the other core busy), a load
-0.4 s against 5 s, and 2,000 code chunks ran at 14 against 10 chunks/s; vectors differ by < 2e-7.
-The export (~5 s) runs at first use rather than install, so any cache_dir works and heals itself.
+Why ONNX (bench/embedding_options.py; 2 cores, no GPU; 2 threads each): one short query took 4.7 ms
+p50 against 7.1 ms for sentence-transformers on torch 2.13 CPU, and 5.5 against 92 ms with the other
+core busy; load 0.5 s against 4 s; 2,000 code chunks ran at ~15 chunks/s on both (12.8 against 9.5
+busy); vectors differ by < 2e-7. The export (~5 s) runs at first use, not install, so any cache_dir
+works and a missing or corrupt file heals itself.
 """
 
 import fcntl
