@@ -14,7 +14,7 @@ from tools.embeddings import Embedder
 from tools.errors import ToolError
 from tools.indexer import collection_name
 from tools.sparse import encode_query
-from tools.vectors import SearchFilter, VectorHit, VectorStore
+from tools.vectors import SearchFilter, VectorHit, VectorStore, VectorStoreError
 
 Mode = Literal["hybrid", "dense", "lexical"]
 CANDIDATES = 50
@@ -54,9 +54,13 @@ class CodeIndex:
         """The best passages (at most `limit`) and how many were found before the cut."""
         query_vector = self.embedder.embed_query(query) if self.config.mode != "lexical" else None
         collection = collection_name(self.embedder)  # after embedding: a remote model learns its size then
-        if collection not in self.vectors.collections():
-            raise ToolError(self._not_indexed_reason(collection, where.project_id))
-        hits = self._ranked(collection, where, query, query_vector)
+        try:
+            hits = self._ranked(collection, where, query, query_vector)
+        except VectorStoreError:
+            # Asked only on failure: listing collections on every query would cost a call each time.
+            if collection in self.vectors.collections():
+                raise
+            raise ToolError(self._not_indexed_reason(collection, where.project_id)) from None
         if not hits and self.vectors.count(collection, where.project_id) == 0:
             raise ToolError(self._not_indexed_reason(collection, where.project_id))
         passages = merge_overlapping(hits)
