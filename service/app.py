@@ -15,7 +15,7 @@ from service import api
 from service.admission import AdmissionLimiter, AdmissionMiddleware
 from service.auth import AuthMiddleware, parse_key_entries
 from service.errors import ServiceError
-from service.llm import LLMGateway
+from service.llm_types import LLMGateway
 from service.redaction import install_log_scrubber, remember_server_secrets
 from service.runtime import build_runtime
 from service.settings import Settings

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.llm import Message, count_tokens
+from service.llm import count_tokens
+from service.llm_types import Message
 from service.prompting import render
 from service.schemas import CompletedStep, HistoryItem
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from service.errors import HistoryTooLong, JSONTooDeep, MaxTokensTooLarge
-from service.llm import LLMReply
+from service.llm_types import LLMReply
 
 
 def check_json_depth(value: Any, max_depth: int) -> None:

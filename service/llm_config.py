@@ -3,7 +3,8 @@
 from pydantic import SecretStr
 
 from service.limits import check_max_tokens
-from service.llm import LLMRequest, provider_of
+from service.llm import provider_of
+from service.llm_types import LLMRequest
 from service.net_guard import check_api_base, check_model
 from service.schemas import LLMConfig, UserApiKeys
 from service.settings import Settings

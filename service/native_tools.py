@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from service.llm import LLMReply, supports_native_tools
+from service.llm import supports_native_tools
+from service.llm_types import LLMReply
 from service.parsing import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
 from service.schemas import ClientTool, ToolCallingMode
 from tools.registry import ToolRegistry

@@ -10,7 +10,7 @@ parse (text grammar | native tool call)
 
 from dataclasses import dataclass
 
-from service.llm import LLMReply
+from service.llm_types import LLMReply
 from service.loop_guard import action_key
 from service.native_tools import NativeParse, ResolvedMode, parse_native_reply
 from service.parsing import FormatError, ParsedAction, ParsedReply, parse_reply

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from service.errors import LLMBadResponse, LLMRateLimited, LLMTimeout, LLMUnavailable, UpstreamError
-from service.llm import LLMGateway, LLMReply, LLMRequest
+from service.llm_types import LLMGateway, LLMReply, LLMRequest
 from service.settings import Settings
 
 RETRYABLE = (LLMRateLimited, LLMUnavailable, LLMTimeout)

@@ -4,7 +4,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from service.llm import LiteLLMGateway, LLMGateway
+from service.llm import LiteLLMGateway
+from service.llm_types import LLMGateway
 from service.settings import Settings
 from tools.approval import Approvals, open_approvals
 from tools.catalog import default_registry

@@ -16,8 +16,9 @@ from typing import Any
 
 from service.budget import FittedPrompt, TokenMeter, cut_observations, fit_prompt, prompt_budget
 from service.limits import cap_reply, check_history_length
-from service.llm import LLMGateway, LLMReply, LLMRequest, Message, context_window
+from service.llm import context_window
 from service.llm_config import resolve_llm_request
+from service.llm_types import LLMGateway, LLMReply, LLMRequest, Message
 from service.loop_guard import loop_warnings, repeated_actions
 from service.native_tools import ResolvedMode, provider_tools, resolve_mode
 from service.outcome import StepContext, interpret

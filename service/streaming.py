@@ -22,7 +22,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from service.errors import LLMBadResponse, ServiceError
-from service.llm import LLMGateway, LLMReply
+from service.llm_types import LLMGateway, LLMReply
 from service.retries import open_stream_with_retries, within_deadline
 from service.schemas import ReactStepRequest
 from service.settings import Settings

@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
 
 from service.app import create_app
 from service.auth import key_entry
-from service.llm import LLMReply, LLMRequest
+from service.llm_types import LLMReply, LLMRequest
 from service.schemas import Usage
 from service.scripted_llm import word_vector
 from service.settings import Settings

@@ -12,8 +12,8 @@ from pydantic import SecretStr
 from starlette.testclient import TestClient
 
 from service.app import create_app
-from service.llm import LLMReply, LLMRequest
 from service.llm_config import resolve_llm_request
+from service.llm_types import LLMReply, LLMRequest
 from service.redaction import REDACTED, redact_fields, remember_server_secrets
 from service.remote_embedder import LiteLLMEmbedder
 from service.schemas import ReactStepRequest

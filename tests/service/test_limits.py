@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from service.admission import AdmissionLimiter
 from service.app import create_app
-from service.llm import LLMReply, LLMRequest
+from service.llm_types import LLMReply, LLMRequest
 from service.schemas import Usage
 from service.serving import BackgroundServer
 from service.settings import Settings

@@ -24,7 +24,7 @@ from service import errors, schemas
 from service.api import OPENAPI_PATH
 from service.app import ROUTES, create_app
 from service.auth import key_entry
-from service.llm import LLMReply, LLMRequest, NativeToolCall
+from service.llm_types import LLMReply, LLMRequest, NativeToolCall
 from service.settings import Settings
 from tools.errors import StoreUnavailable
 from tools.storage import LocalStore
