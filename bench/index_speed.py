@@ -19,13 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from stats import describe, machine
 
-from service.actions import run_execute_action
-from service.cli import main as reactstep
-from service.runtime import build_runtime
-from service.schemas import ExecuteActionRequest
-from service.settings import Settings
-from tools.indexer import collection_name
-from tools.vectors import SearchFilter
+from reactstep.client.cli import main as reactstep
+from reactstep.service.runtime import build_runtime
+from reactstep.service.schemas import ExecuteActionRequest
+from reactstep.service.settings import Settings
+from reactstep.service.workspace.actions import run_execute_action
+from reactstep.tools.index.indexer import collection_name
+from reactstep.tools.vectors.store import SearchFilter
 
 PACKAGES = ("pydantic", "starlette", "httpx", "botocore", "qdrant_client", "moto", "litellm")
 MAX_FILE_BYTES = 16_000  # typical application-sized modules, not generated giants

@@ -30,9 +30,9 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from stats import percentile
 
-from service.auth import key_entry
-from service.scripted_replies import Reply, completion_body
-from tools.storage import LocalStore
+from reactstep.client.scripted_replies import Reply, completion_body
+from reactstep.service.http.auth import key_entry
+from reactstep.tools.store.local import LocalStore
 
 SERVICE_KEY = "rsk_bench-load-key-0123456789"
 REPLY = 'Thought: I should read the app.\nAction: read_file(file_path="src/app.py")'
@@ -237,8 +237,8 @@ def serve_app() -> None:
 
     import uvicorn
 
-    from service.app import create_app
-    from service.settings import Settings
+    from reactstep.service.http.app import create_app
+    from reactstep.service.settings import Settings
 
     listener = socket.create_server(("127.0.0.1", 0))
     print(f"http://127.0.0.1:{listener.getsockname()[1]}", flush=True)

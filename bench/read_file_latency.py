@@ -19,13 +19,13 @@ from moto.server import ThreadedMotoServer
 sys.path.insert(0, str(Path(__file__).parent))
 from stats import describe, machine
 
-from service.actions import run_execute_action
-from service.schemas import ExecuteActionRequest
-from service.settings import Settings
-from tools.catalog import default_registry
-from tools.registry import ToolLimits
-from tools.s3_store import make_s3_client
-from tools.storage import ObjectStore, open_store
+from reactstep.service.backends import open_store, s3_client
+from reactstep.service.schemas import ExecuteActionRequest
+from reactstep.service.settings import Settings
+from reactstep.service.workspace.actions import run_execute_action
+from reactstep.tools.catalog import default_registry
+from reactstep.tools.registry import ToolLimits
+from reactstep.tools.store.objects import ObjectStore
 
 SOURCE = "".join(f"def function_{n}(value):\n    return value * {n}\n\n" for n in range(70)).encode()
 
@@ -59,7 +59,7 @@ def _s3_store(endpoint: str) -> ObjectStore:
         s3_access_key_id="test",
         s3_secret_access_key="test",
     )
-    make_s3_client(settings).create_bucket(Bucket=settings.s3_bucket)
+    s3_client(settings).create_bucket(Bucket=settings.s3_bucket)
     return open_store(settings)
 
 

@@ -22,9 +22,9 @@ from docstring_dataset import Query, build, fetch_package
 from starlette.testclient import TestClient
 from stats import machine
 
-from service.app import create_app
-from service.cli import main as reactstep
-from service.settings import Settings
+from reactstep.client.cli import main as reactstep
+from reactstep.service.http.app import create_app
+from reactstep.service.settings import Settings
 
 HIT = re.compile(r"^\d+\. (?P<path>\S+):(?P<start>\d+)-(?P<end>\d+)", re.MULTILINE)
 

@@ -16,10 +16,10 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from stats import describe, machine
 
-from service.app import create_app
-from service.scripted_llm import ScriptedLLMServer
-from service.serving import BackgroundServer
-from service.settings import Settings
+from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.service.http.app import create_app
+from reactstep.service.http.serving import BackgroundServer
+from reactstep.service.settings import Settings
 
 REPLY = 'Thought: I should read the app.\nAction: read_file(file_path="src/app.py", start_line=1)'
 HISTORY = [

@@ -29,7 +29,7 @@ Tool failures the model can fix are not errors here: they are observations with 
 
 from typing import Any, ClassVar
 
-from service.redaction import scrub
+from reactstep.service.redaction import scrub
 
 
 class ServiceError(Exception):

@@ -6,14 +6,14 @@ field lengths       schemas.py / openapi.yaml       422 validation_failed naming
 history length      check_history_length            422 history_too_long
 llm max_tokens      check_max_tokens                422 max_tokens_too_large
 model reply size    cap_reply                       cut to REACTSTEP_LLM_MAX_REPLY_CHARS, noted
-requests at work    service.admission               503 overloaded
+requests at work    http.admission                  503 overloaded
 """
 
 from dataclasses import replace
 from typing import Any
 
-from service.errors import HistoryTooLong, JSONTooDeep, MaxTokensTooLarge
-from service.llm_types import LLMReply
+from reactstep.service.errors import HistoryTooLong, JSONTooDeep, MaxTokensTooLarge
+from reactstep.service.llm.protocol import LLMReply
 
 
 def check_json_depth(value: Any, max_depth: int) -> None:

@@ -4,16 +4,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from service.llm import LiteLLMGateway
-from service.llm_types import LLMGateway
-from service.settings import Settings
-from tools.approval import Approvals, open_approvals
-from tools.catalog import default_registry
-from tools.embeddings import Embedder, LocalEmbedder
-from tools.registry import ToolLimits, ToolRegistry
-from tools.retrieval import RetrievalConfig
-from tools.storage import ObjectStore, open_store
-from tools.vectors import VectorStore, open_vector_store
+from reactstep.service.backends import open_store, open_vector_store
+from reactstep.service.llm.gateway import LiteLLMGateway
+from reactstep.service.llm.protocol import LLMGateway
+from reactstep.service.settings import Settings
+from reactstep.tools.catalog import default_registry
+from reactstep.tools.registry import ToolLimits, ToolRegistry
+from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.vectors.embeddings import Embedder, LocalEmbedder
+from reactstep.tools.vectors.retrieval import RetrievalConfig
+from reactstep.tools.vectors.store import VectorStore
+from reactstep.tools.writes.approval import Approvals, open_approvals
 
 
 class OnDemand:

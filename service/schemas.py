@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
 
-from service.errors import ValidationFailed
+from reactstep.service.errors import ValidationFailed
 
 PROJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN)]

@@ -1,12 +1,81 @@
-"""Shared pytest fixtures."""
+"""Shared fixtures: an S3 server and the real model for the session; a scripted LLM on loopback and apps
+built around it for each test."""
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
-if TYPE_CHECKING:
-    from tools.embeddings import LocalEmbedder
+from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.service.http.app import create_app
+from reactstep.service.settings import Settings
+from reactstep.tools.store.local import LocalStore
+from reactstep.tools.vectors.embeddings import LocalEmbedder
+
+_network_events: list[tuple[str, tuple[Any, ...]]] = []
+_recording_network = threading.Event()
+
+
+def _record_network(event: str, args: tuple[Any, ...]) -> None:
+    if _recording_network.is_set() and event in ("socket.connect", "socket.getaddrinfo"):
+        _network_events.append((event, args))
+
+
+sys.addaudithook(_record_network)  # an audit hook stays for good; it records only while a test asks
+
+
+@pytest.fixture
+def network_log() -> Iterator[list[tuple[str, tuple[Any, ...]]]]:
+    """Every socket connect and name lookup the process makes while the test runs (any thread)."""
+    _network_events.clear()
+    _recording_network.set()
+    try:
+        yield _network_events
+    finally:
+        _recording_network.clear()
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """A scripted OpenAI-compatible server on 127.0.0.1, empty until a test pushes replies."""
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def local_store(tmp_path: Path) -> LocalStore:
+    """A local object store holding a small project called 'demo'."""
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "README.md", b"# Demo\n")
+    store.put("demo", "src/app.py", b"def main():\n    return 42\n")
+    store.put("demo", "src/util/strings.py", b"def shout(text):\n    return text.upper()\n")
+    store.put("other", "secret.txt", b"another tenant\n")
+    return store
+
+
+@pytest.fixture
+def make_client(
+    tmp_path: Path, llm_server: ScriptedLLMServer, local_store: LocalStore, local_embedder: LocalEmbedder
+) -> Callable[..., TestClient]:
+    """Build a TestClient for an app whose default LLM is the scripted server."""
+
+    def build(**overrides: Any) -> TestClient:
+        fields: dict[str, Any] = {
+            "data_dir": tmp_path,
+            "llm_model": "openai/scripted",
+            "llm_api_base": llm_server.base_url,
+            "llm_timeout_s": 5.0,
+            "llm_retry_base_s": 0.01,  # retries stay fast; tests that time them set their own
+        }
+        fields.update(overrides)
+        app = create_app(Settings(**fields), store=local_store, embedder=local_embedder)
+        return TestClient(app, raise_server_exceptions=False)
+
+    return build
 
 
 @pytest.fixture(scope="session")
@@ -25,8 +94,6 @@ def s3_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def local_embedder(tmp_path_factory: pytest.TempPathFactory) -> "LocalEmbedder":
+def local_embedder(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
     """The real shipped model for the whole session: it loads (and exports to ONNX) on first use."""
-    from tools.embeddings import LocalEmbedder
-
     return LocalEmbedder(tmp_path_factory.mktemp("models"))

@@ -1,6 +1,6 @@
 """Which server tools reactstep ships, in manifest order."""
 
-from tools import (
+from reactstep.tools import (
     code_search,
     create_file,
     edit_file,
@@ -14,7 +14,7 @@ from tools import (
     read_file,
     replace_in_file,
 )
-from tools.registry import ToolRegistry
+from reactstep.tools.registry import ToolRegistry
 
 
 def default_registry() -> ToolRegistry:

@@ -2,11 +2,11 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.errors import ToolError
-from tools.paths import normalize_path
-from tools.registry import ToolContext, ToolSpec
-from tools.retrieval import Passage
-from tools.vectors import SearchFilter
+from reactstep.tools.errors import ToolError
+from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.vectors.retrieval import Passage
+from reactstep.tools.vectors.store import SearchFilter
 
 SNIPPET_MAX_LINES = 40
 

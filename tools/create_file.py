@@ -2,9 +2,9 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.errors import ToolError
-from tools.registry import Observation, ToolContext, ToolSpec
-from tools.writes import Change, run_write
+from reactstep.tools.errors import ToolError
+from reactstep.tools.registry import Observation, ToolContext, ToolSpec
+from reactstep.tools.writes.flow import Change, run_write
 
 
 class CreateFileArgs(BaseModel):

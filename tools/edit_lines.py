@@ -10,10 +10,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.diffs import ends_a_line
-from tools.errors import ToolError
-from tools.registry import Observation, ToolContext, ToolSpec
-from tools.writes import Change, run_write
+from reactstep.tools.errors import ToolError
+from reactstep.tools.registry import Observation, ToolContext, ToolSpec
+from reactstep.tools.writes.diffs import ends_a_line
+from reactstep.tools.writes.flow import Change, run_write
 
 Operation = Literal["insert", "delete", "replace"]
 

@@ -11,12 +11,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.chunking import Import, Symbol
-from tools.errors import ToolError
-from tools.module_paths import ModuleResolver, describe_import
-from tools.paths import normalize_path
-from tools.registry import ToolContext, ToolSpec
-from tools.symbol_index import SymbolIndex, require_symbol_index
+from reactstep.tools.errors import ToolError
+from reactstep.tools.index.symbols import SymbolIndex, require_symbol_index
+from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.source.chunking import Import, Symbol
+from reactstep.tools.source.module_paths import ModuleResolver, describe_import
+from reactstep.tools.store.paths import normalize_path
 
 MAX_DEFINITIONS = 20
 MAX_REEXPORT_HOPS = 3
@@ -50,7 +50,7 @@ class FindDefinitionArgs(BaseModel):
 
 def find_definition(args: FindDefinitionArgs, context: ToolContext) -> str:
     """The observation for one lookup."""
-    index = require_symbol_index(context, "find_definition")
+    index = require_symbol_index(context.store, context.project_id, "find_definition")
     symbol = args.symbol.strip()
     if args.kind == "import":
         return _render_imports(index, symbol, binding_imports(index, symbol, None))

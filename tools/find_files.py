@@ -7,10 +7,10 @@ exclude ─► a second glob set; a path it matches is dropped
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.errors import ToolError
-from tools.folders import files_in_folder
-from tools.globs import as_list, compile_globs
-from tools.registry import ToolContext, ToolSpec
+from reactstep.tools.errors import ToolError
+from reactstep.tools.folders import files_in_folder
+from reactstep.tools.matching.globs import as_list, compile_globs
+from reactstep.tools.registry import ToolContext, ToolSpec
 
 MAX_RESULTS = 500
 

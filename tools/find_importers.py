@@ -11,11 +11,11 @@ import posixpath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.chunking import Import
-from tools.module_paths import ModuleResolver, describe_import, is_python, is_script
-from tools.paths import normalize_path
-from tools.registry import ToolContext, ToolSpec
-from tools.symbol_index import SymbolIndex, require_symbol_index
+from reactstep.tools.index.symbols import SymbolIndex, require_symbol_index
+from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.source.chunking import Import
+from reactstep.tools.source.module_paths import ModuleResolver, describe_import, is_python, is_script
+from reactstep.tools.store.paths import normalize_path
 
 MAX_IMPORTERS = 100
 MAX_TARGETS = 5
@@ -41,7 +41,7 @@ class FindImportersArgs(BaseModel):
 
 def find_importers(args: FindImportersArgs, context: ToolContext) -> str:
     """Sorted `path:line: import` lines of the imports of the module (and symbol)."""
-    index = require_symbol_index(context, "find_importers")
+    index = require_symbol_index(context.store, context.project_id, "find_importers")
     resolver = ModuleResolver(index.files)
     module = args.module.strip()
     targets = module_files(index, resolver, module)

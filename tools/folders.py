@@ -1,9 +1,9 @@
 """The files a search tool looks at: everything below a folder, or the one file a path names."""
 
-from tools.errors import ToolError
-from tools.paths import normalize_path
-from tools.registry import ToolContext
-from tools.storage import ObjectInfo
+from reactstep.tools.errors import ToolError
+from reactstep.tools.registry import ToolContext
+from reactstep.tools.store.objects import ObjectInfo
+from reactstep.tools.store.paths import normalize_path
 
 
 def files_in_folder(context: ToolContext, path: str) -> tuple[str, list[ObjectInfo]]:

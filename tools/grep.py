@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.errors import ToolError
-from tools.folders import files_at
-from tools.globs import as_list, compile_globs
-from tools.parallel_read import map_files
-from tools.regex import InvalidRegex, compile_re2
-from tools.registry import ToolContext, ToolSpec
-from tools.storage import ObjectInfo
+from reactstep.tools.errors import ToolError
+from reactstep.tools.folders import files_at
+from reactstep.tools.matching.globs import as_list, compile_globs
+from reactstep.tools.matching.regex import InvalidRegex, compile_re2
+from reactstep.tools.parallel_read import map_files
+from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.store.objects import ObjectInfo
 
 MAX_RESULTS = 500
 MAX_LINE_CHARS = 300

@@ -10,10 +10,10 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.errors import ToolError
-from tools.folders import files_in_folder
-from tools.registry import ToolContext, ToolSpec
-from tools.storage import ObjectInfo
+from reactstep.tools.errors import ToolError
+from reactstep.tools.folders import files_in_folder
+from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.store.objects import ObjectInfo
 
 
 class ListFilesArgs(BaseModel):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from tools.registry import ToolContext
+from reactstep.tools.registry import ToolContext
 
 # Below boto3's default of 10 pooled connections, so no thread waits for a connection.
 FETCH_WORKERS = 8

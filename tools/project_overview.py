@@ -2,10 +2,10 @@
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.errors import ToolError
-from tools.overview import load_overview
-from tools.registry import ToolContext, ToolSpec
-from tools.symbol_index import not_indexed_message
+from reactstep.tools.errors import ToolError
+from reactstep.tools.index.overview import load_overview
+from reactstep.tools.index.symbols import not_indexed_message
+from reactstep.tools.registry import ToolContext, ToolSpec
 
 
 class ProjectOverviewArgs(BaseModel):

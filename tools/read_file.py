@@ -2,9 +2,9 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.errors import ToolError
-from tools.paths import normalize_path
-from tools.registry import ToolContext, ToolSpec
+from reactstep.tools.errors import ToolError
+from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.store.paths import normalize_path
 
 
 class ReadFileArgs(BaseModel):

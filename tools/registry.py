@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from tools.approval import Approvals, PendingApproval
-from tools.errors import ToolError
-from tools.storage import ObjectStore
+from reactstep.tools.errors import ToolError
+from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.writes.approval import Approvals, PendingApproval
 
 if TYPE_CHECKING:
-    from tools.retrieval import CodeIndex
+    from reactstep.tools.vectors.retrieval import CodeIndex
 
 Category = Literal["search", "reading", "writing", "execution"]
 

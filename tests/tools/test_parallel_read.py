@@ -1,4 +1,4 @@
-"""tools.parallel_read: reads overlap up to the worker count, results keep path order, errors surface."""
+"""tools/parallel_read.py: reads overlap up to the worker count, results keep path order, errors surface."""
 
 import threading
 from collections.abc import Iterator
@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import StoreUnavailable
-from tools.parallel_read import map_files
-from tools.registry import ToolContext, ToolLimits
-from tools.storage import LocalStore, ObjectInfo
+from reactstep.tools.errors import StoreUnavailable
+from reactstep.tools.parallel_read import map_files
+from reactstep.tools.registry import ToolContext, ToolLimits
+from reactstep.tools.store.local import LocalStore
+from reactstep.tools.store.objects import ObjectInfo
 
 
 class GatedStore:

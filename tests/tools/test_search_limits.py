@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.catalog import default_registry
-from tools.registry import Observation, ToolContext, ToolLimits
-from tools.storage import LocalStore
+from reactstep.tools.catalog import default_registry
+from reactstep.tools.registry import Observation, ToolContext, ToolLimits
+from reactstep.tools.store.local import LocalStore
 
 
 @pytest.fixture

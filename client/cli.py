@@ -1,0 +1,238 @@
+"""The `reactstep` command: serve, upload, ask (the reference client) and replay."""
+
+import argparse
+import sys
+import uuid
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from reactstep.client.console import StepPrinter
+from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
+from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
+from reactstep.service.errors import ServiceError
+from reactstep.service.settings import Settings
+
+TOOL_CALLING = ("text", "native", "auto")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except (ClientError, ReplayMismatch, ServiceError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reactstep", description=__doc__)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", help="address to bind (default REACTSTEP_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default REACTSTEP_PORT or 8000)")
+    serve.set_defaults(run=_serve)
+
+    upload = commands.add_parser("upload", help="copy a local tree into the object store")
+    upload.add_argument("path", type=Path)
+    upload.add_argument("--project", required=True, help="project id")
+    upload.set_defaults(run=_upload)
+
+    index = commands.add_parser("index", help="upload a local tree and index it for code_search")
+    index.add_argument("path", type=Path)
+    index.add_argument("--project", required=True, help="project id")
+    index.add_argument("--server", help="index through this running server (it owns the vector store)")
+    index.set_defaults(run=_index)
+
+    _add_ask_and_replay(commands)
+
+    hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
+    hash_key.add_argument("--projects", default="*", help="comma-separated project globs (default: *)")
+    hash_key.add_argument("--stdin", action="store_true", help="hash a key read from stdin, not a new one")
+    hash_key.set_defaults(run=_hash_key)
+    return parser
+
+
+def _add_ask_and_replay(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    ask = commands.add_parser("ask", help="answer a question with the ReAct loop")
+    ask.add_argument("question")
+    ask.add_argument("--project", required=True, help="project id")
+    ask.add_argument("--server", help="server URL (default: an in-process server)")
+    ask.add_argument("--record", type=Path, help="write the trace to this JSON-lines file")
+    ask.add_argument("--max-iterations", type=int, default=10)
+    ask.add_argument("--model", help="litellm model name for this question")
+    ask.add_argument("--tool-calling", choices=TOOL_CALLING, help="text, native or auto (default: server's)")
+    ask.add_argument("--stream", action="store_true", help="show each thought as the model writes it")
+    _add_shell_options(ask, "let the model run shell commands here, in --cwd (bash, bash_output, kill_bash)")
+    ask.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="apply every change a write tool proposes without asking (by default each diff is shown "
+        "and you are asked; without a terminal on stdin, changes are refused)",
+    )
+    ask.set_defaults(run=_ask)
+
+    replay_cmd = commands.add_parser("replay", help="re-run a recorded trace and compare")
+    replay_cmd.add_argument("trace", type=Path)
+    replay_cmd.add_argument("--server", help="server URL (default: an in-process server)")
+    replay_cmd.add_argument("--tool-calling", choices=TOOL_CALLING, help="replay in this mode (either works)")
+    replay_cmd.add_argument("--stream", action="store_true", help="replay with streamed steps")
+    _add_shell_options(
+        replay_cmd, "run the trace's shell commands again, here in --cwd (needed when it has some)"
+    )
+    replay_cmd.set_defaults(run=_replay)
+
+
+def _add_shell_options(command: argparse.ArgumentParser, allow_help: str) -> None:
+    command.add_argument("--allow-shell", action="store_true", help=allow_help)
+    command.add_argument("--cwd", type=Path, help="where shell commands run (default: the current directory)")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from reactstep.service.http.app import create_app
+    from reactstep.service.http.auth import DEV_MODE_WARNING, serving_refusal
+    from reactstep.service.http.serving import serve_forever
+
+    settings = Settings()
+    host, port = args.host or settings.host, args.port or settings.port
+    if (refusal := serving_refusal(settings, host)) is not None:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
+    if not settings.api_keys:
+        print(f"warning: {DEV_MODE_WARNING}", file=sys.stderr)
+    print(f"reactstep serving on http://{host}:{port} (storage: {settings.storage_backend})")
+    serve_forever(create_app(settings), host, port)
+    return 0
+
+
+def _hash_key(args: argparse.Namespace) -> int:
+    from reactstep.service.http.auth import key_entry, new_key
+
+    key = sys.stdin.readline().strip() if args.stdin else new_key()
+    try:
+        entry = key_entry(key, args.projects)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not args.stdin:
+        print(f"key:   {key}  (give it to the client; it is not stored)")
+    print(f"entry: {entry}")
+    return 0
+
+
+def _upload(args: argparse.Namespace) -> int:
+    from reactstep.service.backends import open_store
+    from reactstep.tools.store.upload import upload_tree
+
+    if not args.path.is_dir():
+        print(f"error: {args.path} is not a directory", file=sys.stderr)
+        return 2
+    settings = Settings()
+    store = open_store(settings)
+    report = upload_tree(args.path, args.project, store, settings.upload_max_file_bytes)
+    print(report.summary())
+    return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    from reactstep.client.progress import ProgressBar
+    from reactstep.service.runtime import build_runtime
+    from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
+
+    if _upload(args) != 0:
+        return 2
+    if args.server:
+        result = AgentClient(args.server, _client_key()).post(f"/api/projects/{args.project}/index", {})
+        report = IndexResponse.model_validate(result)
+    else:
+        runtime = build_runtime(Settings())
+        bar = ProgressBar("indexing")
+        try:
+            report = run_index(args.project, IndexRequest(), runtime, progress=bar)
+        finally:
+            bar.finish()
+            runtime.vectors.close()
+    print(report.summary())
+    return 0
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from reactstep.client.approvals import terminal_approver
+
+    llm_config = {"model": args.model, "tool_calling": args.tool_calling}
+    question = Question(
+        project_id=args.project,
+        session_id=str(uuid.uuid4()),
+        user_query=args.question,
+        max_iterations=args.max_iterations,
+        llm_config={key: value for key, value in llm_config.items() if value},
+        stream=args.stream,
+        client_tools=_shell_declarations(args.allow_shell),
+    )
+    with ExitStack() as stack:
+        local = LocalSide(
+            run_tool=_local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None,
+            approve=terminal_approver(args.approve_all, sys.stdin, sys.stdout),
+        )
+        server_url = args.server or _in_process_server(stack, Settings())
+        listener = StepPrinter()
+        if args.record:
+            recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question)
+            listener = StepPrinter(recorder)
+        outcome = run_loop(
+            AgentClient(server_url, _client_key()), question, listener, listener.show_thought, local
+        )
+    print(f"\n{outcome.status} after {outcome.steps} steps")
+    return 0 if outcome.status == "final_answer" else 3
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from reactstep.client.scripted_llm import ScriptedLLMServer
+
+    records = load_trace(args.trace)
+    if records[0].get("client_tools") and not args.allow_shell:
+        names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
+        raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
+    with ExitStack() as stack:
+        run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
+        llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
+        settings = Settings(llm_api_base_allowlist=[llm.base_url])
+        server_url = args.server or _in_process_server(stack, settings)
+        outcome = replay(records, server_url, llm, args.tool_calling, args.stream, run_tool, _client_key())
+    print(f"replay matched: {outcome.status} after {outcome.steps} steps")
+    return 0
+
+
+def _shell_declarations(allow_shell: bool) -> list[dict[str, Any]]:
+    from reactstep.client.shell_tools import shell_tool_declarations
+
+    return shell_tool_declarations() if allow_shell else []
+
+
+def _local_shell(stack: ExitStack, cwd: Path) -> ToolRunner:
+    """The shell tools, run in cwd; their background commands stop when the stack closes or on SIGTERM."""
+    from reactstep.client.processes import exit_on_termination_signals
+    from reactstep.client.shell_tools import LocalShell
+
+    if not cwd.is_dir():
+        raise ClientError(f"--cwd {cwd} is not a directory")
+    stack.enter_context(exit_on_termination_signals())
+    return stack.enter_context(LocalShell(cwd.resolve())).run
+
+
+def _in_process_server(stack: ExitStack, settings: Settings) -> str:
+    from reactstep.service.http.app import create_app
+    from reactstep.service.http.serving import BackgroundServer
+
+    server = stack.enter_context(BackgroundServer(create_app(settings)))
+    return server.url
+
+
+def _client_key() -> str | None:
+    """The service key `ask`, `replay` and `index --server` send (REACTSTEP_CLIENT_API_KEY)."""
+    key = Settings().client_api_key
+    return key.get_secret_value() if key else None

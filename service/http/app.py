@@ -1,0 +1,99 @@
+"""The app factory: routes, error handlers, and the runtime they share."""
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from reactstep.service.errors import ServiceError
+from reactstep.service.http import endpoints
+from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
+from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
+from reactstep.service.llm.protocol import LLMGateway
+from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
+from reactstep.service.runtime import build_runtime
+from reactstep.service.settings import Settings
+from reactstep.tools.registry import ToolRegistry
+from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.vectors.embeddings import Embedder
+from reactstep.tools.vectors.store import VectorStore
+
+logger = logging.getLogger("reactstep")
+
+ROUTES = [
+    Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
+    Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"]),
+    Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
+    Route("/api/projects/{project_id}/index", endpoints.index_project, methods=["POST"]),
+    Route("/healthz", endpoints.healthz, methods=["GET"]),
+    Route("/readyz", endpoints.readyz, methods=["GET"]),
+    Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
+]
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    llm: LLMGateway | None = None,
+    store: ObjectStore | None = None,
+    registry: ToolRegistry | None = None,
+    vectors: VectorStore | None = None,
+    embedder: Embedder | None = None,
+) -> Starlette:
+    """Build the service; tests pass their own back-ends, production passes none."""
+    runtime = build_runtime(settings or Settings(), llm, store, registry, vectors, embedder)
+    remember_server_secrets(runtime.settings)
+    install_log_scrubber()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        runtime.vectors.close()  # releases an embedded store's lock for the next process
+
+    app = Starlette(
+        routes=ROUTES,
+        lifespan=lifespan,
+        middleware=_middleware(runtime.settings),
+        exception_handlers={
+            ServiceError: _service_error,
+            HTTPException: _http_error,
+            Exception: _unexpected_error,
+        },
+    )
+    app.state.runtime = runtime
+    return app
+
+
+def _middleware(settings: Settings) -> list[Middleware]:
+    """Outermost first: who is calling (401), then whether there is room (503), then the routes."""
+    limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, settings.queue_timeout_s)
+    return [
+        Middleware(AuthMiddleware, entries=parse_key_entries(settings.api_keys)),
+        Middleware(AdmissionMiddleware, limiter=limiter, retry_after_s=settings.overload_retry_after_s),
+    ]
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return JSONResponse(exc.to_body(), status_code=exc.status)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    code = codes.get(exc.status_code, "http_error")
+    body = {"error": {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}"}}
+    return JSONResponse(body, status_code=exc.status_code)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    # The traceback goes to the server log only; the client gets a code it can report.
+    logger.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    body = {"error": {"code": "internal_error", "message": "internal error; see the server log"}}
+    return JSONResponse(body, status_code=500)

@@ -1,0 +1,72 @@
+"""Read a request body into a pydantic model: bounded in size, strict in shape, errors as our codes."""
+
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect, Request
+
+from reactstep.service.errors import BadRequest, InvalidJSON, JSONTooDeep, PayloadTooLarge, ValidationFailed
+from reactstep.service.limits import check_json_depth
+from reactstep.service.redaction import remember_request_secrets
+
+Model = TypeVar("Model", bound=BaseModel)
+DEFAULT_MAX_DEPTH = 32
+
+
+async def read_model(
+    request: Request,
+    model: type[Model],
+    max_bytes: int,
+    allow_empty: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Model:
+    """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
+    raw = await read_limited(request, max_bytes)
+    payload = {} if allow_empty and not raw.strip() else _decode(raw)
+    check_json_depth(payload, max_depth)
+    try:
+        body = model.model_validate(payload)
+    except ValidationError as exc:
+        raise ValidationFailed(
+            "the request body does not match the schema", details=describe_errors(exc)
+        ) from exc
+    remember_request_secrets(body)
+    return body
+
+
+async def read_limited(request: Request, max_bytes: int) -> bytes:
+    """The raw body, refused as soon as it passes max_bytes (declared or streamed)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise PayloadTooLarge(f"the request body is larger than {max_bytes} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise PayloadTooLarge(f"the request body is larger than {max_bytes} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect as exc:  # nobody will read the answer; still not an internal error
+        raise BadRequest("the client closed the connection before sending its whole body") from exc
+    return b"".join(chunks)
+
+
+def _decode(body: bytes) -> Any:
+    if not body:
+        raise InvalidJSON("the request body is empty; send a JSON object")
+    try:
+        return json.loads(body)
+    except RecursionError as exc:
+        raise JSONTooDeep("the request body nests arrays and objects too deeply") from exc
+    except ValueError as exc:
+        raise InvalidJSON(f"the request body is not valid JSON: {str(exc)[:200]}") from exc
+
+
+def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
+    """Where and what, never the offending value (it may hold a key)."""
+    return [
+        {"field": ".".join(str(part) for part in error["loc"]) or "body", "message": error["msg"]}
+        for error in exc.errors(include_input=False, include_url=False, include_context=False)
+    ]

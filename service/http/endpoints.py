@@ -1,0 +1,82 @@
+"""Thin endpoints: validate the body, call one core function, return its result."""
+
+from pathlib import Path
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from reactstep.service.http.auth import authorize_project
+from reactstep.service.http.bodies import Model, read_model
+from reactstep.service.http.manifest import describe_tools
+from reactstep.service.http.readiness import check_readiness
+from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest, check_project_id
+from reactstep.service.step.overview_section import read_requested_overview
+from reactstep.service.step.react_step import run_react_step, step_body
+from reactstep.service.step.streaming import open_step_stream
+from reactstep.service.workspace.actions import run_execute_action
+from reactstep.service.workspace.indexing import IndexRequest, run_index
+
+OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+
+
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+async def _read(request: Request, model: type[Model], allow_empty: bool = False) -> Model:
+    settings = _runtime(request).settings
+    return await read_model(request, model, settings.max_body_bytes, allow_empty, settings.max_json_depth)
+
+
+async def react_step(request: Request) -> Response:
+    """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
+    runtime = _runtime(request)
+    body = await _read(request, ReactStepRequest)
+    authorize_project(request, body.project_id)
+    overview = await read_requested_overview(body, runtime.store)
+    if body.stream:
+        return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
+    result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry, overview)
+    return JSONResponse(step_body(result))
+
+
+async def execute_action(request: Request) -> JSONResponse:
+    """POST /api/agent/execute_action."""
+    runtime = _runtime(request)
+    body = await _read(request, ExecuteActionRequest)
+    authorize_project(request, body.project_id)
+    result = await run_in_threadpool(run_execute_action, body, runtime)
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def index_project(request: Request) -> JSONResponse:
+    """POST /api/projects/{project_id}/index: index the project's stored files for code_search."""
+    runtime = _runtime(request)
+    project_id = authorize_project(request, check_project_id(request.path_params["project_id"]))
+    body = await _read(request, IndexRequest, allow_empty=True)
+    result = await run_in_threadpool(run_index, project_id, body, runtime)
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def list_tools(request: Request) -> JSONResponse:
+    """GET /api/agent/tools."""
+    return JSONResponse(describe_tools(_runtime(request).registry))
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """GET /healthz: the process is up."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """GET /readyz: every back-end answers."""
+    report = await run_in_threadpool(check_readiness, _runtime(request))
+    return JSONResponse(report, status_code=200 if report["status"] == "ready" else 503)
+
+
+async def openapi_spec(request: Request) -> Response:
+    """GET /openapi.yaml: the contract this app implements."""
+    return Response(OPENAPI_PATH.read_bytes(), media_type="application/yaml")

@@ -1,0 +1,77 @@
+"""What /readyz reports: each back-end, ready or why not, within a fixed deadline.
+
+    storage     the object store answers (local dir writable | S3 bucket HEAD)
+    vectors     a Qdrant server answers (only with REACTSTEP_VECTOR_BACKEND=qdrant; the embedded
+                store is opened by the first search, so `ask` and `upload` can share its directory)
+    llm         the default LLM endpoint answers HTTP, any status (only when REACTSTEP_LLM_API_BASE is set)
+    embeddings  the default remote embedding endpoint answers HTTP (only when its api_base is set)
+Probes run side by side; one that has not answered by REACTSTEP_READINESS_TIMEOUT_S is unavailable.
+"""
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from reactstep.service.redaction import scrub
+from reactstep.service.runtime import Runtime
+from reactstep.tools.errors import StoreUnavailable
+from reactstep.tools.vectors.store import VectorStoreError, VectorStoreUnavailable
+
+Probe = Callable[[], None]
+
+
+def check_readiness(runtime: Runtime) -> dict[str, Any]:
+    """Probe every configured back-end; the service is ready when all answer."""
+    probes = _probes(runtime)
+    timeout_s = runtime.settings.readiness_timeout_s
+    pool = ThreadPoolExecutor(max_workers=len(probes), thread_name_prefix="readyz")
+    try:
+        futures = {name: pool.submit(_outcome, probe) for name, probe in probes.items()}
+        deadline = time.monotonic() + timeout_s
+        checks = {name: _result(future, deadline, timeout_s) for name, future in futures.items()}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a hung probe must not hold the answer
+    ready = all(value == "ok" for value in checks.values())
+    return {"status": "ready" if ready else "unavailable", "checks": checks}
+
+
+def _probes(runtime: Runtime) -> dict[str, Probe]:
+    settings = runtime.settings
+    probes: dict[str, Probe] = {"storage": runtime.store.check}
+    if settings.vector_backend == "qdrant":
+        probes["vectors"] = lambda: runtime.vectors.get().check()
+    if settings.llm_api_base:
+        probes["llm"] = _http_probe(settings.llm_api_base, settings.readiness_timeout_s)
+    if settings.embedding_api_base and not settings.embedding_model.startswith("local/"):
+        probes["embeddings"] = _http_probe(settings.embedding_api_base, settings.readiness_timeout_s)
+    return probes
+
+
+def _http_probe(api_base: str, timeout_s: float) -> Probe:
+    def probe() -> None:
+        # Any answer, a 401 or 404 included, shows the endpoint is up; only silence is not.
+        httpx.get(api_base.rstrip("/") + "/models", timeout=timeout_s, follow_redirects=False)
+
+    return probe
+
+
+def _outcome(probe: Probe) -> str:
+    try:
+        probe()
+    except (StoreUnavailable, VectorStoreUnavailable, VectorStoreError) as exc:
+        return f"unavailable: {scrub(str(exc))[:300]}"
+    except httpx.TransportError as exc:  # httpx names the cause ("[Errno 111] Connection refused")
+        return f"unavailable: {scrub(str(exc))[:300] or type(exc).__name__}"
+    except Exception as exc:  # a probe that fails some other way is still a dependency not ready
+        return f"unavailable: {type(exc).__name__}"
+    return "ok"
+
+
+def _result(future: "Future[str]", deadline: float, timeout_s: float) -> str:
+    try:
+        return future.result(timeout=max(deadline - time.monotonic(), 0.0))
+    except TimeoutError:
+        return f"unavailable: no answer within {timeout_s:g}s"

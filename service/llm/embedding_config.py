@@ -1,0 +1,32 @@
+"""Pick the embedder for a request: the server's own, or a litellm model the request names."""
+
+from reactstep.service.errors import ValidationFailed
+from reactstep.service.llm.config import server_key
+from reactstep.service.llm.net_guard import check_api_base, check_model
+from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
+from reactstep.service.schemas import EmbeddingModelConfig, UserApiKeys
+from reactstep.service.settings import Settings
+from reactstep.tools.vectors.embeddings import Embedder
+
+
+def resolve_embedder(
+    config: EmbeddingModelConfig | None, keys: UserApiKeys, settings: Settings, default: Embedder
+) -> Embedder:
+    """The default embedder unless the request names another model (its api_base allowlisted)."""
+    model = (config.model if config else None) or settings.embedding_model
+    if model == default.model_name and not (config and config.api_base):
+        return default
+    if model.startswith("local/"):
+        known = default.model_name
+        raise ValidationFailed(f"unknown local embedding model {model!r}; this server has {known}")
+    request_base = config.api_base if config else None
+    if config and (config.model or request_base):
+        field = "embedding_model_config.model"
+        check_model(model, settings.llm_allowed_providers, field, request_base is not None)
+    api_base = settings.embedding_api_base
+    if request_base:
+        check_api_base(request_base, settings.llm_api_base_allowlist, "embedding_model_config.api_base")
+        api_base = request_base
+    fallback = server_key(settings.embedding_api_key, model, settings.embedding_model, request_base)
+    key = keys.embeddingKey or fallback
+    return LiteLLMEmbedder(model, api_base=api_base, api_key=key, timeout_s=settings.llm_timeout_s)

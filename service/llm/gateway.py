@@ -1,0 +1,264 @@
+"""The LLM gateway: the only module that imports litellm, and the one place its errors become ours.
+
+complete(request) -> LLMReply                      one chat completion
+stream(request)   -> text deltas ..., LLMReply     the same answer, as it arrives
+a provider that rejects the stop sequences is asked again without them (stop_dropped)
+model facts (litellm's offline tables): context_window, supports_native_tools, count_tokens
+"""
+
+import json
+import os
+import re
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from pydantic import SecretStr
+
+from reactstep.service.errors import (
+    LLMAuthFailed,
+    LLMBadResponse,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUnavailable,
+    UpstreamError,
+)
+from reactstep.service.llm.clients import async_openai_client, sync_openai_client
+from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message, NativeToolCall
+from reactstep.service.schemas import Usage
+
+# Model names come from requests: the facts looked up per name are cached, but not without bound.
+MODEL_FACTS_CACHED = 1024
+_STOP_PARAM = re.compile(r"\bstop\b", re.IGNORECASE)
+
+
+class LiteLLMGateway:
+    """Calls any litellm model; litellm is imported on first use because its import is slow."""
+
+    async def complete(self, request: LLMRequest) -> LLMReply:
+        """Send the request; translate every provider failure to an UpstreamError."""
+        started = time.perf_counter()
+        response, stop_dropped = await _open(request)
+        return _reply_from(response, _since(started), stop_dropped)
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
+        """Stream the answer; closing this generator closes the upstream connection."""
+        started = time.perf_counter()
+        response, stop_dropped = await _open(request, stream=True, stream_options={"include_usage": True})
+        chunks: list[Any] = []
+        try:
+            async for chunk in response:
+                chunks.append(chunk)
+                if text := _delta_text(chunk):
+                    yield text
+        except Exception as exc:
+            raise translate_error(exc, request.api_key) from exc
+        finally:
+            await response.aclose()
+        # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
+        if getattr(response, "received_finish_reason", "") is None:
+            raise LLMUnavailable("the LLM stream ended before its last chunk")
+        built = _import_litellm().stream_chunk_builder(chunks)
+        yield _reply_from(built, _since(started), stop_dropped)
+
+
+async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
+    """The provider's response, and whether the stop sequences had to be dropped to get it."""
+    litellm = _import_litellm()
+    try:
+        return await litellm.acompletion(**_call_arguments(request), **extra), False
+    except Exception as exc:
+        if not (request.stop and _rejects_stop(exc)):
+            raise translate_error(exc, request.api_key) from exc
+    try:
+        return await litellm.acompletion(**_call_arguments(replace(request, stop=())), **extra), True
+    except Exception as exc:
+        raise translate_error(exc, request.api_key) from exc
+
+
+def _rejects_stop(exc: Exception) -> bool:
+    status = getattr(exc, "status_code", None)
+    return status == 400 and bool(_STOP_PARAM.search(str(getattr(exc, "message", exc))))
+
+
+def _since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _import_litellm() -> Any:
+    # Without this, importing litellm fetches a model price map over the network.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    litellm.drop_params = True
+    return litellm
+
+
+def _call_arguments(request: LLMRequest) -> dict[str, Any]:
+    arguments: dict[str, Any] = {
+        "model": request.model,
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "timeout": request.timeout_s,
+        "num_retries": 0,
+        "max_retries": 0,
+    }
+    if request.api_base:
+        arguments["api_base"] = request.api_base
+    # Local OpenAI-compatible servers often need no key; litellm still wants one.
+    arguments["api_key"] = request.api_key.get_secret_value() if request.api_key else "none"
+    if request.api_base and provider_of(request.model) == "openai":
+        arguments["client"] = async_openai_client(request.api_base, arguments["api_key"], request.timeout_s)
+    if request.stop:
+        arguments["stop"] = list(request.stop)
+    if request.tools:
+        arguments["tools"] = list(request.tools)
+        # litellm 1.106 imports its MCP gateway (an optional `mcp` package) for any call with tools.
+        arguments["_skip_mcp_handler"] = True
+    return arguments
+
+
+def _delta_text(chunk: Any) -> str:
+    choices = getattr(chunk, "choices", None) or []
+    delta = getattr(choices[0], "delta", None) if choices else None
+    return str(getattr(delta, "content", None) or "")
+
+
+def _reply_from(response: Any, elapsed_ms: float, stop_dropped: bool) -> LLMReply:
+    try:
+        choice = response.choices[0]
+        message = choice.message
+        calls = tuple(
+            NativeToolCall(call.function.name or "", call.function.arguments or "")
+            for call in message.tool_calls or ()
+        )
+        text = message.content or ""
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise LLMBadResponse("the LLM returned no choices") from exc
+    return LLMReply(
+        text=text,
+        usage=_usage(getattr(response, "usage", None)),
+        finish_reason=choice.finish_reason,
+        elapsed_ms=elapsed_ms,
+        tool_calls=calls,
+        stop_dropped=stop_dropped,
+    )
+
+
+def _usage(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
+    return Usage(
+        prompt_tokens=getattr(raw, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(raw, "completion_tokens", 0) or 0,
+        total_tokens=getattr(raw, "total_tokens", 0) or 0,
+        cached_tokens=cached or 0,
+    )
+
+
+def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
+    """Map a litellm/provider exception to our error tree, with a message free of the key."""
+    error = _classify(exc, _scrub(str(getattr(exc, "message", exc)), api_key)[:300])
+    error.retry_after_s = _retry_after(exc)
+    return error
+
+
+def _classify(exc: Exception, detail: str) -> UpstreamError:
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
+        return LLMAuthFailed(f"the LLM provider refused the API key (HTTP {status})")
+    if name == "RateLimitError" or status == 429:
+        return LLMRateLimited("the LLM provider is rate limiting requests (HTTP 429)")
+    if name in ("Timeout", "APITimeoutError") or status == 408:
+        return LLMTimeout("the LLM did not answer before the deadline")
+    if name == "MidStreamFallbackError":
+        return LLMUnavailable("the LLM stream broke off before its end")
+    if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError") or (
+        isinstance(status, int) and status >= 500
+    ):
+        return LLMUnavailable(f"the LLM provider is unavailable (HTTP {status}): {detail}")
+    return LLMBadResponse(f"the LLM provider rejected the call (HTTP {status}): {detail}")
+
+
+def _retry_after(exc: Exception) -> float | None:
+    headers = getattr(exc, "litellm_response_headers", None) or {}
+    try:
+        seconds = float(headers.get("retry-after", ""))
+    except (AttributeError, TypeError, ValueError):
+        return None  # absent, or an HTTP date: fall back to our own backoff
+    return seconds if seconds >= 0 else None
+
+
+def _scrub(text: str, api_key: SecretStr | None) -> str:
+    if api_key is not None and (secret := api_key.get_secret_value()):
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
+def context_window(model: str) -> int | None:
+    """Input tokens the model accepts, from litellm's offline table; None when it does not know."""
+    try:
+        info = _import_litellm().get_model_info(model)
+    except Exception:  # litellm raises for any model missing from its table
+        return None
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(window) if window else None
+
+
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
+def supports_native_tools(model: str) -> bool:
+    """Whether litellm's table says the model takes tool schemas (function calling)."""
+    try:
+        return bool(_import_litellm().supports_function_calling(model=model))
+    except Exception:  # an unmapped model: assume text
+        return False
+
+
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
+def provider_of(model: str) -> str | None:
+    """The litellm provider a model name routes to ('openai/x' and 'gpt-4o' -> 'openai'); None if unknown."""
+    try:
+        return str(_import_litellm().get_llm_provider(model)[1])
+    except Exception:  # litellm raises for a name it cannot route
+        return None
+
+
+def count_tokens(model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
+    """Prompt tokens for the model, by litellm's tokenizer for it (tiktoken when it has none)."""
+    try:
+        return int(
+            _import_litellm().token_counter(model=model, messages=list(messages), tools=list(tools) or None)
+        )
+    except Exception:  # a tokenizer that fails must not fail the step: bytes bound tokens from above
+        return len(json.dumps([list(messages), list(tools)], ensure_ascii=False).encode())
+
+
+def embed_texts(
+    model: str, texts: list[str], api_base: str | None, api_key: SecretStr | None, timeout_s: float
+) -> list[list[float]]:
+    """Embedding vectors from a litellm embedding model, one per text, in order."""
+    arguments: dict[str, Any] = {
+        "model": model,
+        "input": texts,
+        "timeout": timeout_s,
+        "api_base": api_base,
+        "num_retries": 0,  # litellm's own retry loop stays off; its OpenAI client still retries twice
+    }
+    arguments["api_key"] = api_key.get_secret_value() if api_key else "none"
+    if api_base and provider_of(model) == "openai":
+        arguments["client"] = sync_openai_client(api_base, arguments["api_key"], timeout_s)
+    try:
+        response = _import_litellm().embedding(**arguments)
+        data = sorted(response.data, key=lambda item: item["index"])
+        return [[float(value) for value in item["embedding"]] for item in data]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise LLMBadResponse("the embedding provider returned no vectors") from exc
+    except Exception as exc:
+        raise translate_error(exc, api_key) from exc

@@ -1,0 +1,56 @@
+"""What the LLM gateway takes and gives: plain data, free of litellm, shared by the step's modules."""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import SecretStr
+
+from reactstep.service.schemas import Usage
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One chat completion call, fully resolved (model, base, key, limits, tools)."""
+
+    model: str
+    messages: list[Message]
+    temperature: float
+    max_tokens: int
+    timeout_s: float
+    api_base: str | None = None
+    api_key: SecretStr | None = field(default=None, repr=False)
+    stop: tuple[str, ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()  # provider tool schemas: native tool calling
+
+
+@dataclass(frozen=True)
+class NativeToolCall:
+    """A tool call the provider returned, its arguments still JSON text."""
+
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    """The model's text and tool calls, and what they cost."""
+
+    text: str
+    usage: Usage
+    finish_reason: str | None
+    elapsed_ms: float
+    tool_calls: tuple[NativeToolCall, ...] = ()
+    stop_dropped: bool = False  # the provider rejected the stop sequences; sent without them
+
+
+class LLMGateway(Protocol):
+    """Anything that can answer an LLMRequest, whole or as a stream."""
+
+    async def complete(self, request: LLMRequest) -> LLMReply: ...
+
+    def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
+        """Text deltas as they arrive, then the whole LLMReply as the last item."""
+        ...

@@ -1,0 +1,56 @@
+"""An Embedder backed by any litellm embedding model (the calls themselves live in gateway.py)."""
+
+import math
+from collections.abc import Sequence
+
+from pydantic import SecretStr
+
+from reactstep.service.llm.gateway import embed_texts
+
+BATCH = 64
+
+
+class LiteLLMEmbedder:
+    """Embeds through a provider; the dimension is learnt from the first vectors it returns."""
+
+    def __init__(
+        self, model: str, *, api_base: str | None, api_key: SecretStr | None, timeout_s: float
+    ) -> None:
+        self._model = model
+        self._api_base = api_base
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+        self._dimension: int | None = None
+
+    @property
+    def model_name(self) -> str:
+        """The litellm model name."""
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        """Vector length; asks the provider once if no vectors were made yet."""
+        if self._dimension is None:
+            self.embed_query("dimension probe")
+        assert self._dimension is not None
+        return self._dimension
+
+    def embed_query(self, text: str) -> list[float]:
+        """One L2-normalised vector."""
+        return self.embed_documents([text])[0]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """L2-normalised vectors, BATCH texts per provider call."""
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), BATCH):
+            batch = list(texts[start : start + BATCH])
+            raw = embed_texts(self._model, batch, self._api_base, self._api_key, self._timeout_s)
+            vectors.extend(_normalised(vector) for vector in raw)
+        if vectors:
+            self._dimension = len(vectors[0])
+        return vectors
+
+
+def _normalised(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]

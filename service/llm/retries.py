@@ -1,0 +1,127 @@
+"""Retry provider faults with backoff, inside one deadline per request.
+
+    attempt ─► ok ─────────────────────────────────────────► reply (+ how many retries it took)
+            └► LLMRateLimited | LLMUnavailable | LLMTimeout ─► wait (Retry-After, else base * 2^n
+               with jitter) if the deadline leaves room ─► attempt again
+            └► anything else, or no room left ─► raise it (with the retry count in its message)
+
+Jitter comes from a hash of the request's seed and the retry number: replicas spread their retries,
+and a replayed request waits exactly as long as the original did.
+"""
+
+import asyncio
+import hashlib
+import time
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from reactstep.service.errors import LLMBadResponse, LLMRateLimited, LLMTimeout, LLMUnavailable, UpstreamError
+from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
+from reactstep.service.settings import Settings
+
+RETRYABLE = (LLMRateLimited, LLMUnavailable, LLMTimeout)
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry."""
+
+    max_retries: int
+    deadline_s: float
+    base_delay_s: float
+    max_delay_s: float
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "RetryPolicy":
+        """The policy the settings ask for."""
+        return cls(
+            max_retries=settings.llm_max_retries,
+            deadline_s=settings.llm_deadline_s,
+            base_delay_s=settings.llm_retry_base_s,
+            max_delay_s=settings.llm_retry_max_s,
+        )
+
+
+class Attempts:
+    """One request's attempts: the deadline they share and the retries taken so far."""
+
+    def __init__(self, policy: RetryPolicy, seed: str) -> None:
+        self.policy = policy
+        self.retries = 0
+        self._seed = seed
+        self._deadline = time.monotonic() + policy.deadline_s
+
+    def remaining_s(self) -> float:
+        """Seconds left before the deadline."""
+        return max(self._deadline - time.monotonic(), 0.0)
+
+    def limit(self, request: LLMRequest) -> LLMRequest:
+        """The request with its timeout cut to what the deadline leaves."""
+        return replace(request, timeout_s=max(min(request.timeout_s, self.remaining_s()), 0.001))
+
+    async def back_off(self, error: UpstreamError) -> None:
+        """Wait before the next attempt, or raise `error` when it must not or cannot be retried."""
+        delay = self.delay_s(error)
+        if not isinstance(error, RETRYABLE) or self.retries >= self.policy.max_retries:
+            raise self._final(error)
+        if delay >= self.remaining_s():
+            raise self._final(error)
+        await asyncio.sleep(delay)
+        self.retries += 1
+
+    def delay_s(self, error: UpstreamError) -> float:
+        """Retry-After when the provider sent one, else exponential backoff with 50-100% jitter."""
+        if error.retry_after_s is not None:
+            return error.retry_after_s
+        backoff = min(self.policy.base_delay_s * 2.0**self.retries, self.policy.max_delay_s)
+        digest = hashlib.sha256(f"{self._seed}:{self.retries}".encode()).digest()
+        return backoff * (0.5 + digest[0] / 510)
+
+    def _final(self, error: UpstreamError) -> UpstreamError:
+        if not self.retries:
+            return error
+        final = type(error)(f"{error.message} (after {self.retries} retries)", details=error.details)
+        final.retry_after_s = error.retry_after_s
+        return final
+
+
+async def within_deadline(pending: Awaitable[Result], attempts: Attempts) -> Result:
+    """Await it, or raise LLMTimeout when the request's deadline passes first."""
+    try:
+        async with asyncio.timeout(attempts.remaining_s()):
+            return await pending
+    except TimeoutError:
+        raise LLMTimeout("the LLM did not answer before the deadline") from None
+
+
+async def complete_with_retries(llm: LLMGateway, request: LLMRequest, attempts: Attempts) -> LLMReply:
+    """The whole reply, retrying provider faults within the deadline."""
+    while True:
+        try:
+            return await within_deadline(llm.complete(attempts.limit(request)), attempts)
+        except UpstreamError as error:
+            await attempts.back_off(error)
+
+
+async def open_stream_with_retries(
+    llm: LLMGateway, request: LLMRequest, attempts: Attempts
+) -> tuple[str | LLMReply, AsyncIterator[str | LLMReply]]:
+    """The stream's first item and the rest; faults before the first item are retried."""
+    while True:
+        stream = llm.stream(attempts.limit(request))
+        try:
+            first = await within_deadline(anext(stream), attempts)
+            return first, stream
+        except UpstreamError as error:
+            await _close(stream)
+            await attempts.back_off(error)
+        except StopAsyncIteration:
+            raise LLMBadResponse("the LLM stream ended before it began") from None
+
+
+async def _close(stream: AsyncIterator[str | LLMReply]) -> None:
+    closer = getattr(stream, "aclose", None)
+    if closer is not None:
+        await closer()

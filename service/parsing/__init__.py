@@ -1,0 +1,1 @@
+"""The reply grammar: a model's raw reply read into one tool call or a final answer, never evaluated."""

@@ -1,0 +1,179 @@
+"""A tool call's arguments: from the forms a reply writes them in to a dict valid for the tool.
+
+    call literals | Action Input text | JSON "action_input" / "arguments" ─► ToolInput
+    ToolInput.bind(schema) ─► plain text to the only, else the first required, parameter
+        ─► positional ones in property order ─► nesting limit ─► names ─► jsonschema
+
+Every complaint is an ArgumentError addressed to the model: reading an input gives a whole
+sentence; bind() gives clauses that the caller prefixes with the tool's name.
+"""
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+from reactstep.service.parsing.call_syntax import MAX_NESTING
+
+__all__ = ["STRICT_JSON", "ArgumentError", "ToolInput", "arguments_value", "input_value", "tool_input"]
+
+_MAX_PROBLEMS = 4
+_BAD_ARGUMENTS = '"arguments" must be a JSON object (or a string holding one).'
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+# NaN and Infinity are not JSON; arguments holding them could not be sent on to a tool.
+STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+class ArgumentError(ValueError):
+    """The arguments are malformed or do not fit the tool; the message is for the model."""
+
+
+@dataclass(frozen=True)
+class ToolInput:
+    """A tool call's arguments as the reply wrote them, not yet named by the tool's schema."""
+
+    positional: tuple[Any, ...] = ()
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    text: str | None = None
+
+    def bind(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments by name, valid for the schema; plain text fills one parameter."""
+        if self.text is not None:
+            args = {_text_parameter(schema): self.text}
+        else:
+            args = _by_name(schema, self.positional, self.keywords)
+        if _too_deep(args):
+            raise ArgumentError(f"arguments are nested more than {MAX_NESTING} levels deep")
+        problems = _problems(args, schema)
+        if problems:
+            raise ArgumentError("; ".join(problems))
+        return args
+
+
+def input_value(content: str) -> Any:
+    """The value of an Action Input: a JSON object, a JSON string, or else the plain text itself."""
+    if content.startswith("{") and content.endswith("}"):
+        try:
+            return STRICT_JSON.decode(content)
+        except (ValueError, RecursionError) as exc:
+            raise ArgumentError(f"Action Input is not a valid JSON object ({exc}).") from None
+    if content.startswith('"'):
+        try:
+            decoded = STRICT_JSON.decode(content)
+        except (ValueError, RecursionError):
+            return content
+        return decoded if isinstance(decoded, str) else content
+    return content
+
+
+def arguments_value(value: Any) -> Any:
+    """The "arguments" of a function-call blob; APIs often send them JSON-encoded."""
+    if isinstance(value, str):
+        try:
+            value = STRICT_JSON.decode(value)
+        except (ValueError, RecursionError):
+            raise ArgumentError(_BAD_ARGUMENTS) from None
+    if value is not None and not isinstance(value, dict):
+        raise ArgumentError(_BAD_ARGUMENTS)
+    return value
+
+
+def tool_input(tool: str, value: Any) -> ToolInput:
+    """The input a JSON value gives a tool: an object of arguments, plain text, or nothing."""
+    if value is None or isinstance(value, dict):
+        return ToolInput(keywords=value or {})
+    if isinstance(value, str):
+        return ToolInput(text=value)
+    raise ArgumentError(f"The input for {tool} must be a JSON object of arguments or plain text.")
+
+
+def _by_name(
+    schema: Mapping[str, Any], positional: tuple[Any, ...], keywords: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Keyword arguments plus positional ones named in the schema's property order."""
+    names = list(schema.get("properties", {}))
+    if len(positional) > len(names):
+        raise ArgumentError(f"takes at most {len(names)} positional argument(s), got {len(positional)}")
+    args = dict(zip(names, positional, strict=False))
+    for name, value in keywords.items():
+        if name in args:
+            raise ArgumentError(f"argument '{name}' is given twice")
+        args[name] = value
+    return args
+
+
+def _text_parameter(schema: Mapping[str, Any]) -> str:
+    """The parameter plain-text input fills: the only one, else the first required one."""
+    names = list(schema.get("properties", {}))
+    required = schema.get("required", [])
+    if len(names) == 1:
+        return str(names[0])
+    if required:
+        return str(required[0])
+    raise ArgumentError("plain-text input is ambiguous for this tool; pass name=value arguments")
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether containers nest beyond MAX_NESTING (iterative: JSON input can be very deep)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return False
+
+
+def _problems(args: dict[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """Short messages for everything wrong with args; unknown names are refused by default."""
+    properties = schema.get("properties", {})
+    problems = [
+        f"missing required argument '{name}'" for name in schema.get("required", []) if name not in args
+    ]
+    unknown = [name for name in args if name not in properties]
+    # A tool call with a stray argument is a model mistake unless the schema says extras are fine.
+    if unknown and schema.get("additionalProperties", False) is False:
+        valid = ", ".join(properties) or "none"
+        problems.append(f"unknown argument {', '.join(map(repr, unknown))} (valid: {valid})")
+    errors = Draft202012Validator(schema).iter_errors(args)
+    for error in sorted(errors, key=lambda e: (_path(e.absolute_path), str(e.message))):
+        # Top-level missing and unknown names were reported above, in the model's terms.
+        if error.absolute_path or error.validator not in ("required", "additionalProperties"):
+            problems.append(_describe_error(error))
+    unique = list(dict.fromkeys(problems))
+    extra = len(unique) - _MAX_PROBLEMS
+    return unique[:_MAX_PROBLEMS] + ([f"and {extra} more"] if extra > 0 else [])
+
+
+def _describe_error(error: Any) -> str:
+    """One jsonschema error as a short sentence naming the argument."""
+    where = _path(error.absolute_path)
+    if error.validator == "type":
+        expected = error.validator_value
+        kinds = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        got = json.dumps(error.instance, ensure_ascii=False, default=str)
+        return f"argument '{where}' must be {kinds}, got {_shorten(got, 40)}"
+    message = _shorten(str(error.message), 100)
+    return f"argument '{where}': {message}" if where else f"arguments: {message}"
+
+
+def _path(parts: Any) -> str:
+    """A JSON path such as items[0].name."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,125 @@
+"""Fit the prompt into the model's context window, the same way every time.
+
+observation longer than the limit ─► head + "[... N characters removed ...]" + tail
+rendered prompt ─► its JSON size in bytes bounds its tokens: within the budget? done, nothing counted
+                ─► else count tokens (litellm, for the model); over the budget ─► elide the oldest
+                   observations, as few as the estimate says, recount, repeat; the system prompt
+                   then says how many were elided (elision_notice.j2)
+budget = context window - max_tokens (kept for the reply), but at least half the window
+"""
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reactstep.service.llm.gateway import count_tokens
+from reactstep.service.llm.protocol import Message
+from reactstep.service.schemas import CompletedStep, HistoryItem
+from reactstep.service.step.prompting import render
+
+# (history, how many observations are elided) -> the messages
+RenderPrompt = Callable[[Sequence[HistoryItem], int], list[Message]]
+
+
+@dataclass(frozen=True)
+class TokenMeter:
+    """Measures prompts for one model and tool set."""
+
+    model: str
+    tools: tuple[dict[str, Any], ...] = ()
+
+    def upper_bound(self, messages: Sequence[Message]) -> int:
+        """No tokenizer makes more tokens than the UTF-8 bytes of the JSON it is sent as."""
+        return len(json.dumps([list(messages), list(self.tools)], ensure_ascii=False).encode())
+
+    def count(self, messages: Sequence[Message]) -> int:
+        """The prompt's tokens, by the model's tokenizer."""
+        return count_tokens(self.model, messages, self.tools)
+
+
+@dataclass(frozen=True)
+class FittedPrompt:
+    """The messages to send, and what fitting them did."""
+
+    messages: list[Message]
+    elided: int = 0
+    prompt_tokens: int | None = None  # counted only when the byte bound could not settle it
+    over_by: int = 0  # tokens still over the budget after every observation was elided
+
+
+def prompt_budget(window: int, max_tokens: int) -> int:
+    """Tokens the prompt may use: the window less the reply's room, but at least half the window."""
+    return max(window - max_tokens, window // 2)
+
+
+def cut_observation(text: str, limit: int) -> str:
+    """The text, or its head and tail with how many characters were removed between them."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    marker = render("observation_cut", removed=len(text) - limit)
+    return f"{text[:head]}\n{marker}\n{text[len(text) - tail :]}"
+
+
+def cut_observations(history: Sequence[HistoryItem], limit: int) -> tuple[list[HistoryItem], int]:
+    """The history with long observations cut, and how many were."""
+    result: list[HistoryItem] = []
+    cut = 0
+    for item in history:
+        if isinstance(item, CompletedStep) and len(item.observation) > limit:
+            item = item.model_copy(update={"observation": cut_observation(item.observation, limit)})
+            cut += 1
+        result.append(item)
+    return result, cut
+
+
+def fit_prompt(
+    history: Sequence[HistoryItem], render_prompt: RenderPrompt, meter: TokenMeter, budget: int
+) -> FittedPrompt:
+    """The prompt within the budget, eliding the oldest observations first when it is not."""
+    messages = render_prompt(history, 0)
+    if meter.upper_bound(messages) <= budget:
+        return FittedPrompt(messages)
+    tokens = meter.count(messages)
+    steps = [i for i, item in enumerate(history) if isinstance(item, CompletedStep)]
+    elided = 0
+    while tokens > budget and elided < len(steps):
+        elided = _enough_to_elide(history, steps, elided, tokens - budget, _chars_per_token(messages, tokens))
+        messages = render_prompt(_elide(history, steps[:elided]), elided)
+        tokens = meter.count(messages)
+    return FittedPrompt(messages, elided, tokens, max(tokens - budget, 0))
+
+
+def _enough_to_elide(
+    history: Sequence[HistoryItem], steps: list[int], elided: int, excess: int, chars_per_token: float
+) -> int:
+    """How many of the oldest observations to elide (more than now) to save about `excess` tokens."""
+    saved = 0.0
+    count = elided
+    while count < len(steps) and (count == elided or saved < excess):
+        step = history[steps[count]]
+        assert isinstance(step, CompletedStep)
+        saved += max(len(step.observation) - len(_elided_text(step.observation)), 0) / chars_per_token
+        count += 1
+    return count
+
+
+def _chars_per_token(messages: Sequence[Message], tokens: int) -> float:
+    chars = sum(len(str(message.get("content") or "")) for message in messages)
+    return max(chars / max(tokens, 1), 1.0)
+
+
+def _elide(history: Sequence[HistoryItem], positions: Sequence[int]) -> list[HistoryItem]:
+    chosen = set(positions)
+    result: list[HistoryItem] = []
+    for index, item in enumerate(history):
+        if index in chosen and isinstance(item, CompletedStep):
+            item = item.model_copy(update={"observation": _elided_text(item.observation)})
+        result.append(item)
+    return result
+
+
+def _elided_text(observation: str) -> str:
+    return render("elided", chars=len(observation))

@@ -1,0 +1,96 @@
+"""Native tool calling: tools go to the provider as JSON Schemas, and its tool call comes back as the
+same parsed action the text protocol gives.
+
+    tool_calling auto ─► native when litellm says the model supports function calling, else text
+    reply with tool calls ─► the first one, as a JSON action blob ─► parse_reply (the one grammar:
+        same schema checks, same error messages) ─► action; thought = the content's reasoning
+    reply without tool calls ─► parse_reply(content): a Final Answer, a text Action, or a format error
+    raw_output ─► the text syntax ("Thought: ...\\nAction: tool(arg=...)"), so a trace replays in either mode
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from reactstep.service.llm.gateway import supports_native_tools
+from reactstep.service.llm.protocol import LLMReply
+from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
+from reactstep.service.schemas import ClientTool, ToolCallingMode
+from reactstep.tools.registry import ToolRegistry
+
+ResolvedMode = Literal["text", "native"]
+
+
+@dataclass(frozen=True)
+class NativeParse:
+    """A native reply, parsed, with its text-syntax rendering and how many calls were left unused."""
+
+    parsed: ParsedReply
+    raw_output: str
+    ignored_calls: int = 0
+
+
+def resolve_mode(mode: ToolCallingMode, model: str) -> ResolvedMode:
+    """text or native; auto asks litellm whether the model does function calling."""
+    if mode == "auto":
+        return "native" if supports_native_tools(model) else "text"
+    return mode
+
+
+def provider_tools(registry: ToolRegistry, client_tools: Iterable[ClientTool]) -> tuple[dict[str, Any], ...]:
+    """Server tools, then the request's client tools, as OpenAI-style function schemas."""
+    server = [_function(spec.name, spec.description, spec.json_schema()) for spec in registry.specs]
+    client = [_function(tool.name, tool.description, tool.parameters) for tool in client_tools]
+    return tuple(server + client)
+
+
+def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
+def parse_native_reply(reply: LLMReply, tools: Mapping[str, dict[str, Any]]) -> NativeParse:
+    """The reply's action or final answer; FormatError (with raw_output in its text) when it has neither."""
+    if not reply.tool_calls:
+        return NativeParse(parse_reply(reply.text, tools), reply.text)
+    call = reply.tool_calls[0]
+    thought = _thought(reply.text, tools)
+    blob = json.dumps({"name": call.name, "arguments": call.arguments.strip() or "{}"}, ensure_ascii=False)
+    try:
+        action = parse_reply(blob, tools).action
+    except FormatError as exc:
+        raise NativeFormatError(exc.reason, thought, _as_text(thought, f"Action: {blob}")) from None
+    assert action is not None  # a blob is an action, never a final answer
+    canonical = ParsedAction(action.tool_name, action.tool_args, _action_text(action, blob))
+    raw_output = _as_text(thought, canonical.raw_action_string)
+    return NativeParse(ParsedReply(thought, canonical, None), raw_output, len(reply.tool_calls) - 1)
+
+
+class NativeFormatError(FormatError):
+    """A native tool call that could not be used, and how it reads in the text syntax."""
+
+    def __init__(self, reason: str, thought: str, raw_output: str) -> None:
+        super().__init__(reason, thought)
+        self.raw_output = raw_output
+
+
+def _thought(text: str, tools: Mapping[str, dict[str, Any]]) -> str:
+    """The reasoning in the content: before any label, without a "Thought:" label."""
+    try:
+        return parse_reply(text, tools).thought
+    except FormatError as exc:
+        return exc.thought
+
+
+def _action_text(action: ParsedAction, blob: str) -> str:
+    try:
+        return render_action(action.tool_name, action.tool_args)
+    except (ValueError, TypeError):  # an argument name that is not a Python identifier
+        return f"Action: {blob}"
+
+
+def _as_text(thought: str, action: str) -> str:
+    return f"Thought: {thought}\n{action}" if thought else action

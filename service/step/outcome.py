@@ -1,0 +1,115 @@
+"""The step's outcome from the model's reply: which status, and what the client appends next.
+
+parse (text grammar | native tool call)
+  ├─ no action or answer ─► format_error (+ corrective message)
+  │                         └ finish_reason length ─► truncated_output (+ corrective message, note)
+  ├─ final answer ─► final_answer        └ finish_reason length ─► truncated_output
+  └─ action ─► stuck in a loop (loop_guard) ─► loop_detected (the action is not run)
+            └► action_proposed (executor server | client)
+"""
+
+from dataclasses import dataclass
+
+from reactstep.service.llm.protocol import LLMReply
+from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply
+from reactstep.service.schemas import ActionDetails, Executor, ReactStepResponse
+from reactstep.service.step.loop_guard import action_key
+from reactstep.service.step.native_tools import NativeParse, ResolvedMode, parse_native_reply
+from reactstep.service.step.prompting import render, render_format_error
+from reactstep.service.step.step_tools import StepTools
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What interpreting a reply needs to know about the request."""
+
+    session_id: str
+    tools: StepTools
+    mode: ResolvedMode
+    max_tokens: int
+    stuck: frozenset[str] = frozenset()  # action_key of each action the history shows looping
+
+
+def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
+    """The response for one reply (model, usage and timing are the caller's to add)."""
+    try:
+        native = _parse(reply, context)
+    except FormatError as exc:
+        raw_output = str(getattr(exc, "raw_output", reply.text))
+        if reply.finish_reason == "length":
+            return _truncated(exc.thought, raw_output, context)
+        return _response(
+            context,
+            status="format_error",
+            thought=exc.thought,
+            raw_output=raw_output,
+            format_error=render_format_error(exc.reason, context.tools.schemas),
+        )
+    parsed = native.parsed
+    notes = [f"The model asked for {native.ignored_calls + 1} tool calls at once; only the first is used."]
+    notes = notes if native.ignored_calls else []
+    if parsed.action is None:
+        if reply.finish_reason == "length":
+            return _truncated(parsed.thought, native.raw_output, context)
+        return _response(
+            context,
+            status="final_answer",
+            thought=parsed.thought,
+            final_answer=parsed.final_answer,
+            raw_output=native.raw_output,
+        )
+    return _action(parsed, parsed.action, native.raw_output, context, notes)
+
+
+def _parse(reply: LLMReply, context: StepContext) -> NativeParse:
+    if context.mode == "native":
+        return parse_native_reply(reply, context.tools.schemas)
+    return NativeParse(parse_reply(reply.text, context.tools.schemas), reply.text)
+
+
+def _action(
+    parsed: ParsedReply, action: ParsedAction, raw_output: str, context: StepContext, notes: list[str]
+) -> ReactStepResponse:
+    executor: Executor = "client" if action.tool_name in context.tools.client_names else "server"
+    details = ActionDetails(
+        tool_name=action.tool_name,
+        tool_args=action.tool_args,
+        raw_action_string=action.raw_action_string,
+        executor=executor,
+        requires_approval=action.tool_name in context.tools.approval_names,
+    )
+    looping = action_key(action.tool_name, action.tool_args) in context.stuck
+    if looping:
+        notes.append(
+            "The model proposed an action it had already run with the same result; the loop ends here."
+        )
+    return _response(
+        context,
+        status="loop_detected" if looping else "action_proposed",
+        thought=parsed.thought,
+        action_details=details,
+        raw_output=raw_output,
+        notes=notes or None,
+    )
+
+
+def _truncated(thought: str, raw_output: str, context: StepContext) -> ReactStepResponse:
+    reason = render("truncated", max_tokens=context.max_tokens)
+    note = (
+        f"The reply reached max_tokens ({context.max_tokens}) before its action or answer was complete; "
+        "raise llm_config.max_tokens if this repeats."
+    )
+    return _response(
+        context,
+        status="truncated_output",
+        thought=thought,
+        raw_output=raw_output,
+        format_error=render_format_error(reason, context.tools.schemas),
+        notes=[note],
+    )
+
+
+def _response(context: StepContext, **fields: object) -> ReactStepResponse:
+    return ReactStepResponse.model_validate(
+        {"session_id": context.session_id, "tool_calling": context.mode, **fields}
+    )

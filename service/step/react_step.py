@@ -1,0 +1,225 @@
+"""One ReAct step: render the prompt, ask the model, parse its reply into a step result.
+
+max_iterations_left == 0  -> max_iterations_reached (no LLM call)
+prepare_step: tools -> llm request -> tool calling mode (text | native) -> loop warnings
+              -> the project overview section when the request asks for it (overview_section)
+              -> observations cut to head + tail -> prompt fitted to the context window (budget)
+run_react_step: LLM call with retries inside the deadline (retries) -> interpret (outcome)
+    -> final_answer | action_proposed | format_error | truncated_output | loop_detected
+streaming.py runs the same prepared step with the reply streamed.
+"""
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from reactstep.service.limits import cap_reply, check_history_length
+from reactstep.service.llm.config import resolve_llm_request
+from reactstep.service.llm.gateway import context_window
+from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
+from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
+from reactstep.service.schemas import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
+from reactstep.service.settings import Settings
+from reactstep.service.step.budget import (
+    FittedPrompt,
+    TokenMeter,
+    cut_observations,
+    fit_prompt,
+    prompt_budget,
+)
+from reactstep.service.step.loop_guard import loop_warnings, repeated_actions
+from reactstep.service.step.native_tools import ResolvedMode, provider_tools, resolve_mode
+from reactstep.service.step.outcome import StepContext, interpret
+from reactstep.service.step.overview_section import overview_section
+from reactstep.service.step.prompting import (
+    PromptParts,
+    render,
+    render_manifest,
+    render_messages,
+    tool_prompts,
+)
+from reactstep.service.step.step_tools import step_tools
+from reactstep.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class PreparedStep:
+    """Everything decided before the LLM is called."""
+
+    llm_request: LLMRequest
+    context: StepContext
+    notes: tuple[str, ...]
+    retry_policy: RetryPolicy
+    retry_seed: str
+    debug_prompt: bool
+    started: float
+    max_reply_chars: int
+
+    def attempts(self) -> Attempts:
+        """A fresh retry budget for this step's LLM call."""
+        return Attempts(self.retry_policy, self.retry_seed)
+
+
+def prepare_step(
+    request: ReactStepRequest,
+    settings: Settings,
+    registry: ToolRegistry,
+    project_overview: str | None = None,
+) -> PreparedStep | ReactStepResponse:
+    """The LLM call to make, or the response itself when no call is needed.
+
+    `project_overview` is the project's stored overview (None when there is none); it reaches the
+    prompt only when the request sets include_project_overview.
+    """
+    started = time.perf_counter()
+    if request.max_iterations_left == 0:
+        return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
+    check_history_length(len(request.conversation_history), settings.max_history_items)
+    tools = step_tools(request, registry)
+    llm_request, mode = _llm_request(request, settings, registry)
+    repeated = repeated_actions(request.conversation_history, settings.loop_repeats)
+    warnings = loop_warnings(repeated)
+    llm_request, notes = _fitted(request, settings, registry, llm_request, mode, warnings, project_overview)
+    notes += [
+        f"The prompt warns that {item.action} ran {item.count} times, observing the same."
+        for item in repeated
+    ]
+    context = StepContext(
+        session_id=request.session_id,
+        tools=tools,
+        mode=mode,
+        max_tokens=llm_request.max_tokens,
+        stuck=frozenset(item.key for item in repeated),
+    )
+    return PreparedStep(
+        llm_request=llm_request,
+        context=context,
+        notes=tuple(notes),
+        retry_policy=RetryPolicy.from_settings(settings),
+        retry_seed=f"{request.session_id}:{len(request.conversation_history)}",
+        debug_prompt=settings.debug_prompt,
+        started=started,
+        max_reply_chars=settings.llm_max_reply_chars,
+    )
+
+
+def _llm_request(
+    request: ReactStepRequest, settings: Settings, registry: ToolRegistry
+) -> tuple[LLMRequest, ResolvedMode]:
+    """The call without its messages yet, and how it offers the tools."""
+    llm_request = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
+    mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, llm_request.model)
+    if mode == "native":
+        llm_request = replace(llm_request, stop=(), tools=provider_tools(registry, request.client_tools))
+    return llm_request, mode
+
+
+def _fitted(
+    request: ReactStepRequest,
+    settings: Settings,
+    registry: ToolRegistry,
+    llm_request: LLMRequest,
+    mode: ResolvedMode,
+    warnings: list[str],
+    project_overview: str | None,
+) -> tuple[LLMRequest, list[str]]:
+    """The call with its messages, cut and fitted to the model's window, and notes on what that took."""
+    history, cut = cut_observations(request.conversation_history, settings.max_observation_chars)
+    overview = overview_section(request, project_overview, settings.project_overview_max_chars)
+    parts = PromptParts(
+        manifest=_manifest(request, registry, mode),
+        user_query=request.user_query,
+        final_step=request.max_iterations_left == 1,
+        native=mode == "native",
+        notices=tuple(warnings),
+        overview=overview.text,
+    )
+    window = context_window(llm_request.model) or settings.llm_default_context_window
+    fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
+    notes = [overview.note] if overview.note else []
+    notes += _prompt_notes(cut, fitted, window, settings.max_observation_chars)
+    return replace(llm_request, messages=fitted.messages), notes
+
+
+async def run_react_step(
+    request: ReactStepRequest,
+    settings: Settings,
+    llm: LLMGateway,
+    registry: ToolRegistry,
+    project_overview: str | None = None,
+) -> ReactStepResponse:
+    """Take one reasoning step for the request (`project_overview`: see prepare_step)."""
+    prepared = prepare_step(request, settings, registry, project_overview)
+    if isinstance(prepared, ReactStepResponse):
+        return prepared
+    attempts = prepared.attempts()
+    llm_started = time.perf_counter()
+    reply = await complete_with_retries(llm, prepared.llm_request, attempts)
+    return finish_step(prepared, reply, attempts.retries, llm_started)
+
+
+def finish_step(
+    prepared: PreparedStep, reply: LLMReply, retries: int, llm_started: float
+) -> ReactStepResponse:
+    """The response for the reply, with model, usage, timing, notes (and the prompt when debugging)."""
+    finished = time.perf_counter()
+    reply, cut_note = cap_reply(reply, prepared.max_reply_chars)
+    response = interpret(reply, prepared.context)
+    response.model = prepared.llm_request.model
+    response.usage = reply.usage
+    response.timing = Timing(
+        llm_ms=round((finished - llm_started) * 1000, 3),
+        total_ms=round((finished - prepared.started) * 1000, 3),
+        retries=retries,
+    )
+    notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
+    response.notes = notes or None
+    if prepared.debug_prompt:
+        response.prompt = prepared.llm_request.messages
+    return response
+
+
+def step_body(response: ReactStepResponse) -> dict[str, Any]:
+    """The JSON body of a react_step response (streamed or not)."""
+    return response.model_dump(mode="json", exclude_none=True)
+
+
+def _manifest(request: ReactStepRequest, registry: ToolRegistry, mode: ResolvedMode) -> str:
+    if mode == "native":
+        return ""  # the tools travel as JSON Schemas
+    if request.available_tools_prompt_segment is not None:
+        return request.available_tools_prompt_segment
+    return render_manifest(tool_prompts(registry, request.client_tools))
+
+
+def _fit(
+    parts: PromptParts, history: list[HistoryItem], llm_request: LLMRequest, budget: int
+) -> FittedPrompt:
+    def render_prompt(items: Sequence[HistoryItem], elided: int) -> list[Message]:
+        notices = (*parts.notices, render("elision_notice", count=elided)) if elided else parts.notices
+        return render_messages(replace(parts, notices=notices), items)
+
+    return fit_prompt(history, render_prompt, TokenMeter(llm_request.model, llm_request.tools), budget)
+
+
+def _prompt_notes(cut: int, fitted: FittedPrompt, window: int, limit: int) -> list[str]:
+    notes = []
+    if cut:
+        notes.append(f"{cut} observation(s) longer than {limit} characters were cut to head + tail.")
+    if fitted.elided:
+        notes.append(
+            f"The {fitted.elided} oldest observation(s) were elided to fit the {window}-token context window."
+        )
+    if fitted.over_by:
+        notes.append(
+            f"The prompt is still {fitted.over_by} tokens over its budget with every observation elided."
+        )
+    return notes
+
+
+def _reply_notes(reply: LLMReply, cut_note: str | None) -> list[str]:
+    notes = [cut_note] if cut_note else []
+    if reply.stop_dropped:
+        notes.insert(0, "The provider rejected stop sequences; the step was sent without them.")
+    return notes

@@ -1,0 +1,28 @@
+"""The tools one react_step request may call: the server's, plus the request's client tools."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from reactstep.service.errors import ValidationFailed
+from reactstep.service.schemas import ReactStepRequest
+from reactstep.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class StepTools:
+    """The tools one request may call: JSON Schemas by name, and which the client runs."""
+
+    schemas: dict[str, dict[str, Any]]
+    client_names: frozenset[str]
+    approval_names: frozenset[str] = frozenset()  # server tools whose calls the user must approve
+
+
+def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
+    """Server tools plus the request's client tools; a client tool may not shadow a server one."""
+    schemas = registry.schemas()
+    for tool in request.client_tools:
+        if tool.name in schemas:
+            raise ValidationFailed(f"client tool {tool.name!r} has the name of a server tool")
+        schemas[tool.name] = tool.parameters
+    approval_names = frozenset(spec.name for spec in registry.specs if spec.requires_approval)
+    return StepTools(schemas, frozenset(tool.name for tool in request.client_tools), approval_names)

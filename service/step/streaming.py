@@ -1,0 +1,113 @@
+"""react_step with `"stream": true`: the same step, answered as Server-Sent Events.
+
+    prepare_step (a broken request is still a JSON 4xx: nothing has been streamed yet)
+    event: thought  data: {"delta": "..."}      the thought as the model writes it (thought_stream)
+    ...
+    event: result   data: <the non-streaming response body>        exactly one terminal event,
+    event: error    data: {"error": {"code", "message"}}           one or the other
+
+Faults before the first delta are retried like any call (retries). A stream that breaks off is an
+error event, never a parsed action. When the client disconnects, the response task is cancelled,
+and closing the upstream stream closes the connection to the provider.
+"""
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from reactstep.service.errors import LLMBadResponse, ServiceError
+from reactstep.service.llm.protocol import LLMGateway, LLMReply
+from reactstep.service.llm.retries import open_stream_with_retries, within_deadline
+from reactstep.service.schemas import ReactStepRequest
+from reactstep.service.settings import Settings
+from reactstep.service.step.react_step import PreparedStep, finish_step, prepare_step, step_body
+from reactstep.service.step.thought_stream import ThoughtStream
+from reactstep.tools.registry import ToolRegistry
+
+logger = logging.getLogger("reactstep")
+HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+class EventStreamResponse(StreamingResponse):
+    """text/event-stream that stops (and so cancels the upstream call) as soon as the client leaves."""
+
+    media_type = "text/event-stream"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Starlette listens for the disconnect only under ASGI < 2.4; a step can be silent for long
+        # while the model thinks, so listen always instead of waiting for a send to fail.
+        async with anyio.create_task_group() as group:
+
+            async def stream_then_stop() -> None:
+                await self.stream_response(send)
+                group.cancel_scope.cancel()
+
+            group.start_soon(stream_then_stop)
+            await self.listen_for_disconnect(receive)
+            group.cancel_scope.cancel()
+
+
+def open_step_stream(
+    request: ReactStepRequest,
+    settings: Settings,
+    llm: LLMGateway,
+    registry: ToolRegistry,
+    project_overview: str | None = None,
+) -> EventStreamResponse:
+    """Prepare the step (request errors raise here), then stream its events."""
+    prepared = prepare_step(request, settings, registry, project_overview)
+    if isinstance(prepared, PreparedStep):
+        return EventStreamResponse(step_events(prepared, llm), headers=HEADERS)
+    return EventStreamResponse(_single("result", step_body(prepared)), headers=HEADERS)
+
+
+async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[bytes]:
+    """Thought deltas, then the result or an error."""
+    upstream: AsyncIterator[str | LLMReply] | None = None
+    try:
+        attempts = prepared.attempts()
+        llm_started = time.perf_counter()
+        thought = ThoughtStream()
+        item, upstream = await open_stream_with_retries(llm, prepared.llm_request, attempts)
+        while isinstance(item, str):
+            if delta := thought.feed(item):
+                yield event("thought", {"delta": delta})
+            item = await within_deadline(_next(upstream), attempts)
+        if tail := thought.finish():
+            yield event("thought", {"delta": tail})
+        response = finish_step(prepared, item, attempts.retries, llm_started)
+        yield event("result", step_body(response))
+    except ServiceError as error:
+        yield event("error", error.to_body())
+    except Exception as exc:  # never a silent stop: the client gets an error event it can report
+        logger.error("unexpected error in a react_step stream", exc_info=exc)
+        yield event(
+            "error", {"error": {"code": "internal_error", "message": "internal error; see the server log"}}
+        )
+    finally:
+        closer = getattr(upstream, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+async def _next(upstream: AsyncIterator[str | LLMReply]) -> str | LLMReply:
+    try:
+        return await anext(upstream)
+    except StopAsyncIteration:
+        raise LLMBadResponse("the LLM stream ended without a reply") from None
+
+
+async def _single(name: str, data: dict[str, Any]) -> AsyncIterator[bytes]:
+    yield event(name, data)
+
+
+def event(name: str, data: dict[str, Any]) -> bytes:
+    """One SSE event; the data is one line of JSON, rendered as JSONResponse renders bodies."""
+    payload = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return f"event: {name}\ndata: {payload}\n\n".encode()

@@ -1,0 +1,1 @@
+"""The project's files and index as the server works on them: execute_action and indexing."""

@@ -1,0 +1,144 @@
+"""Provider faults over real HTTP: retried with backoff inside the deadline, then 502/503/504 with a code."""
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer, ScriptItem
+from reactstep.service.errors import LLMBadResponse, LLMRateLimited, UpstreamError
+from reactstep.service.llm.retries import Attempts, RetryPolicy
+from tests.service.step.test_react_step import step_body
+
+REACT = "/api/agent/react_step"
+ANSWER = "Final Answer: 42"
+SLOW = Reply("Final Answer: too late", delay_s=0.6)
+
+
+@pytest.mark.parametrize(
+    ("script", "settings", "status", "code", "calls", "retries"),
+    [
+        ((Fault(status=429), ANSWER), {}, 200, None, 2, 1),
+        ((Fault(status=500), Fault(status=503), ANSWER), {}, 200, None, 3, 2),
+        ((SLOW, ANSWER), {"llm_timeout_s": 0.3}, 200, None, 2, 1),
+        ((Fault(status=429),) * 3, {"llm_max_retries": 2}, 503, "llm_rate_limited", 3, 2),
+        ((Fault(status=502),) * 2, {"llm_max_retries": 1}, 503, "llm_unavailable", 2, 1),
+        (
+            (SLOW, SLOW),
+            {"llm_timeout_s": 0.3, "llm_max_retries": 1},
+            504,
+            "llm_timeout",
+            2,
+            1,
+        ),
+        ((Fault(status=401), ANSWER), {}, 502, "llm_auth_failed", 1, 0),
+        ((Fault(status=403), ANSWER), {}, 502, "llm_auth_failed", 1, 0),
+        ((Fault(status=400), ANSWER), {}, 502, "llm_bad_response", 1, 0),
+        ((Fault(status=404), ANSWER), {}, 502, "llm_bad_response", 1, 0),
+    ],
+)
+def test_faults_are_retried_then_surface_with_a_code(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    script: tuple[ScriptItem, ...],
+    settings: dict[str, Any],
+    status: int,
+    code: str | None,
+    calls: int,
+    retries: int,
+) -> None:
+    llm_server.push(*script)
+    response = make_client(**settings).post(REACT, json=step_body())
+    assert response.status_code == status
+    body = response.json()
+    if code is None:
+        assert (body["status"], body["timing"]["retries"]) == ("final_answer", retries)
+    else:
+        assert body["error"]["code"] == code
+        assert body["error"]["message"].endswith(f" (after {retries} retries)") or not retries
+        assert "retries)" not in body["error"]["message"] or retries
+    assert len(llm_server.requests) == calls
+
+
+def test_retry_after_is_honoured(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push(Fault(status=429, retry_after="0.3"), ANSWER)
+    body = make_client().post(REACT, json=step_body()).json()
+    assert (body["status"], body["timing"]["retries"]) == ("final_answer", 1)
+    assert body["timing"]["llm_ms"] >= 300
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push(Fault(status=429, retry_after="30"), ANSWER)
+    response = make_client(llm_deadline_s=2.0).post(REACT, json=step_body())
+    assert (response.status_code, response.json()["error"]["code"]) == (503, "llm_rate_limited")
+    assert len(llm_server.requests) == 1
+
+
+def test_the_deadline_bounds_every_attempt(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push(*[SLOW] * 5)
+    client = make_client(llm_timeout_s=5.0, llm_deadline_s=0.4, llm_max_retries=5)
+    response = client.post(REACT, json=step_body())
+    assert (response.status_code, response.json()["error"]["code"]) == (504, "llm_timeout")
+    assert len(llm_server.requests) == 1
+
+
+def test_usage_reports_cached_tokens(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push(Reply(ANSWER, cached_tokens=7))
+    body = make_client().post(REACT, json=step_body()).json()
+    assert body["usage"]["cached_tokens"] == 7
+    assert body["usage"]["completion_tokens"] == len(ANSWER) // 4
+
+
+POLICY = RetryPolicy(max_retries=10, deadline_s=60.0, base_delay_s=1.0, max_delay_s=8.0)
+
+
+@pytest.mark.parametrize(
+    ("error", "bounds"),
+    [
+        (LLMRateLimited("x"), [(0.5, 1.0), (1.0, 2.0), (2.0, 4.0), (4.0, 8.0), (4.0, 8.0)]),
+    ],
+)
+def test_backoff_doubles_with_bounded_jitter(error: UpstreamError, bounds: list[tuple[float, float]]) -> None:
+    attempts = Attempts(POLICY, seed="s-1:0")
+    delays = []
+    for low, high in bounds:
+        delay = attempts.delay_s(error)
+        assert low <= delay <= high
+        delays.append(delay)
+        attempts.retries += 1
+    assert _delays("s-1:0", error, len(bounds)) == delays  # the same request waits the same
+    assert _delays("s-2:0", error, len(bounds)) != delays  # another spreads out
+
+
+def _delays(seed: str, error: UpstreamError, count: int) -> list[float]:
+    attempts = Attempts(POLICY, seed=seed)
+    delays = []
+    for _ in range(count):
+        delays.append(attempts.delay_s(error))
+        attempts.retries += 1
+    return delays
+
+
+def test_retry_after_replaces_the_backoff() -> None:
+    error = LLMRateLimited("x")
+    error.retry_after_s = 2.5
+    assert Attempts(POLICY, seed="s").delay_s(error) == 2.5
+
+
+def test_non_retryable_errors_are_raised_at_once() -> None:
+    attempts = Attempts(POLICY, seed="s")
+    error = LLMBadResponse("bad")
+    with pytest.raises(LLMBadResponse) as raised:
+        asyncio.run(attempts.back_off(error))
+    assert raised.value is error
+    assert attempts.retries == 0

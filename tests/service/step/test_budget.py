@@ -1,0 +1,232 @@
+"""Budgets over real HTTP: long observations, the context window, stop sequences, length cut-offs, loops."""
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
+from reactstep.service.step.budget import cut_observation, prompt_budget
+from tests.service.step.test_react_step import step_body
+
+REACT = "/api/agent/react_step"
+SEGMENT = "You have one tool: read_file(file_path)."  # pins the system prompt's size
+CUT = "[... {} characters removed from the middle of this observation ...]"
+
+
+def read_step(n: int, observation: str) -> dict[str, Any]:
+    return {
+        "thought": f"step {n}",
+        "action_details": {
+            "tool_name": "read_file",
+            "tool_args": {"file_path": f"f{n}.py"},
+            "raw_action_string": f'Action: read_file(file_path="f{n}.py")',
+        },
+        "observation": observation,
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("abcdefghij", 10, "abcdefghij"),
+        ("abcdefghij", 4, "ab\n" + CUT.format(6) + "\nij"),
+        ("abcdefghij", 5, "ab\n" + CUT.format(5) + "\nhij"),
+    ],
+)
+def test_long_observations_keep_head_and_tail(text: str, limit: int, expected: str) -> None:
+    assert cut_observation(text, limit) == expected
+
+
+@pytest.mark.parametrize(
+    ("window", "max_tokens", "budget"), [(8192, 1024, 7168), (8192, 8000, 4096), (2000, 100, 1900)]
+)
+def test_the_reply_keeps_its_room_but_never_more_than_half(window: int, max_tokens: int, budget: int) -> None:
+    assert prompt_budget(window, max_tokens) == budget
+
+
+def test_a_long_observation_reaches_the_model_cut(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push("Final Answer: a")
+    history = [read_step(0, "A" * 60 + "B" * 60)]
+    client = make_client(max_observation_chars=40)
+    body = client.post(REACT, json=step_body(conversation_history=history)).json()
+    assert llm_server.requests[0]["messages"][-1]["content"] == (
+        f"Observation:\n<observation>\n{'A' * 20}\n{CUT.format(80)}\n{'B' * 20}\n</observation>"
+    )
+    assert body["notes"] == ["1 observation(s) longer than 40 characters were cut to head + tail."]
+
+
+ELIDED = (
+    "Observation:\n<observation>\n"
+    "[This observation (3000 characters) was elided to fit the context window.]\n</observation>"
+)
+
+
+@pytest.mark.parametrize(
+    ("window", "elided", "notes"),
+    [
+        (3000, 0, None),
+        (2000, 1, ["The 1 oldest observation(s) were elided to fit the 2000-token context window."]),
+        (1500, 2, ["The 2 oldest observation(s) were elided to fit the 1500-token context window."]),
+        (
+            400,
+            3,
+            [
+                "The 3 oldest observation(s) were elided to fit the 400-token context window.",
+                "The prompt is still 80 tokens over its budget with every observation elided.",
+            ],
+        ),
+    ],
+)
+def test_the_oldest_observations_are_elided_to_fit_the_window(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    window: int,
+    elided: int,
+    notes: list[str] | None,
+) -> None:
+    """Three steps of about 600 tokens each after a small prompt: about 2100 tokens in all (tiktoken)."""
+    llm_server.push("Final Answer: a")
+    history = [read_step(n, "word " * 600) for n in range(3)]
+    request = step_body(
+        conversation_history=history, available_tools_prompt_segment=SEGMENT, llm_config={"max_tokens": 100}
+    )
+    body = make_client(llm_default_context_window=window).post(REACT, json=request).json()
+    messages = llm_server.requests[0]["messages"]
+    observations = [m["content"] for m in messages if m["content"].startswith("Observation:")]
+    assert [text == ELIDED for text in observations] == [n < elided for n in range(3)]
+    notice = f"Note: the observations of the {elided} oldest step"
+    assert messages[0]["content"].split("\n\n")[-1].startswith(notice) is bool(elided)
+    assert body.get("notes") == notes
+
+
+def test_a_known_model_uses_its_own_window(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push("Final Answer: a")
+    history = [read_step(n, "word " * 600) for n in range(3)]
+    config = {"model": "openai/gpt-4o-mini", "max_tokens": 100}
+    client = make_client(llm_default_context_window=400)  # would elide everything for an unknown model
+    body = client.post(REACT, json=step_body(conversation_history=history, llm_config=config)).json()
+    assert "notes" not in body
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "thought"),
+    [
+        (
+            Reply("Thought: I will read the fi", finish_reason="length"),
+            "truncated_output",
+            "I will read the fi",
+        ),
+        (Reply("Thought: x\nAction: read_file(file_pa", finish_reason="length"), "truncated_output", "x"),
+        (Reply("Thought: x\nFinal Answer: The answer is", finish_reason="length"), "truncated_output", "x"),
+        (
+            Reply(
+                'Thought: x\nAction: read_file(file_path="a.py")\nObservation: made up',
+                finish_reason="length",
+            ),
+            "action_proposed",
+            "x",
+        ),
+    ],
+)
+def test_a_length_cut_off_is_truncated_output(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    reply: Reply,
+    status: str,
+    thought: str,
+) -> None:
+    llm_server.push(reply)
+    body = make_client().post(REACT, json=step_body(llm_config={"max_tokens": 77})).json()
+    assert (body["status"], body["thought"], body["raw_output"]) == (status, thought, reply.text)
+    if status == "truncated_output":
+        assert body["format_error"].startswith(
+            "Your last reply could not be used: "
+            "It was cut off at the limit of 77 tokens before it was complete."
+        )
+        assert body["notes"] == [
+            "The reply reached max_tokens (77) before its action or answer was complete; "
+            "raise llm_config.max_tokens if this repeats."
+        ]
+        assert "action_details" not in body
+
+
+def test_a_native_tool_call_cut_off_is_truncated_output(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push(Reply("reading", (ToolCall("read_file", '{"file_pa'),), finish_reason="length"))
+    body = make_client().post(REACT, json=step_body(llm_config={"tool_calling": "native"})).json()
+    assert (body["status"], body["thought"]) == ("truncated_output", "reading")
+
+
+HALLUCINATED = 'Thought: read it\nAction: read_file(file_path="src/app.py")\nObservation: def main(): ...'
+
+
+@pytest.mark.parametrize(
+    ("rejects", "calls", "notes"),
+    [
+        ((), 1, None),
+        (("stop",), 2, ["The provider rejected stop sequences; the step was sent without them."]),
+    ],
+)
+def test_stop_sequences_are_dropped_where_rejected_and_observations_cut_either_way(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    rejects: tuple[str, ...],
+    calls: int,
+    notes: list[str] | None,
+) -> None:
+    llm_server.reject_params = frozenset(rejects)
+    llm_server.push(HALLUCINATED)
+    body = make_client().post(REACT, json=step_body()).json()
+    assert (body["status"], body["thought"]) == ("action_proposed", "read it")
+    assert body["action_details"]["tool_args"] == {"file_path": "src/app.py"}
+    assert body.get("notes") == notes
+    assert [request.get("stop") for request in llm_server.requests] == [["\nObservation:"], None][:calls]
+
+
+SAME = read_step(0, "File: f0.py (1 lines)\n    1 | pass")
+LOOP_WARNING = (
+    'Warning: you have run `read_file(file_path="f0.py")` 3 times and got the same observation each time. '
+    "Running it again ends the session without an answer. "
+    "Do something different, or give your Final Answer with what you know."
+)
+AGAIN = 'Thought: once more\nAction: read_file(file_path="f0.py")'
+OTHER = 'Thought: something else\nAction: read_file(file_path="f1.py")'
+
+
+@pytest.mark.parametrize(
+    ("history", "reply", "status", "warned"),
+    [
+        ([SAME, SAME], AGAIN, "action_proposed", False),
+        ([SAME, SAME, SAME], OTHER, "action_proposed", True),
+        ([SAME, SAME, SAME], AGAIN, "loop_detected", True),
+        ([SAME, {**SAME, "observation": "changed"}, SAME], AGAIN, "action_proposed", False),
+        ([SAME, {**SAME, "thought": "other words"}, SAME, read_step(1, "x")], AGAIN, "loop_detected", True),
+    ],
+)
+def test_a_stuck_loop_is_warned_then_ended(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    history: list[dict[str, Any]],
+    reply: str,
+    status: str,
+    warned: bool,
+) -> None:
+    llm_server.push(reply)
+    body = make_client().post(REACT, json=step_body(conversation_history=history)).json()
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert system.endswith(LOOP_WARNING) is warned
+    assert body["status"] == status
+    warning = 'The prompt warns that read_file(file_path="f0.py") ran 3 times, observing the same.'
+    loop_note = "The model proposed an action it had already run with the same result; the loop ends here."
+    expected_notes = [warning] if warned else []
+    if status == "loop_detected":
+        assert body["action_details"]["tool_args"] == {"file_path": "f0.py"}
+        expected_notes.append(loop_note)
+    assert body.get("notes", []) == expected_notes

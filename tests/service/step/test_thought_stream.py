@@ -1,0 +1,71 @@
+"""The streamed thought: the reply's deltas without the label, up to the action or answer."""
+
+import pytest
+
+from reactstep.service.parsing.reply import FormatError, parse_reply
+from reactstep.service.step.thought_stream import ThoughtStream
+
+TOOLS = {"read_file": {"type": "object", "properties": {"file_path": {"type": "string"}}}}
+READ = 'Action: read_file(file_path="a.py")'
+
+
+def streamed(text: str, size: int) -> list[str]:
+    thought = ThoughtStream()
+    deltas = [thought.feed(text[start : start + size]) for start in range(0, len(text), size)]
+    return [delta for delta in [*deltas, thought.finish()] if delta]
+
+
+def parsed_thought(text: str) -> str:
+    try:
+        return parse_reply(text, TOOLS).thought
+    except FormatError as exc:
+        return exc.thought
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 10_000])
+@pytest.mark.parametrize(
+    ("text", "thought"),
+    [
+        (f"Thought: I will read the app.\n{READ}", "I will read the app."),
+        (f"Thought:\n  first line\n\nsecond line  \n{READ}", "first line\n\nsecond line"),
+        (f"**Thought:** bold label\n**{READ}**", "bold label"),
+        (f"thought: lower case\n  {READ}", "lower case"),
+        (f"no label at all\n{READ}", "no label at all"),
+        (READ, ""),
+        ("Thoughts are free.\nFinal Answer: yes", "Thoughts are free."),
+        (
+            "Thought: Actually, the answer\nAnswering now:\nFinal Answer: 42",
+            "Actually, the answer\nAnswering now:",
+        ),
+        ("Thought: x\nFinal_Answer: 42", "x"),
+        ("Thought: made up\nObservation: nothing", "made up"),
+        ("plain native content", "plain native content"),
+        ("Thought: ", ""),
+        ("", ""),
+    ],
+)
+def test_deltas_add_up_to_the_parsed_thought(text: str, thought: str, size: int) -> None:
+    deltas = streamed(text, size)
+    assert "".join(deltas) == thought == parsed_thought(text)
+    assert not any("Action" in delta or "Final" in delta for delta in deltas)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('Thought: x\n```json\n{"action": "read_file"}\n```', "x"),
+        ('Thought: x\n{"name": "read_file", "arguments": {}}', "x"),
+        ("Thought: x\nAction Input: {}", "x"),
+    ],
+)
+def test_a_json_action_ends_the_thought(text: str, shown: str) -> None:
+    assert "".join(streamed(text, 3)) == shown
+
+
+def test_a_possible_label_is_held_until_it_is_decided() -> None:
+    thought = ThoughtStream()
+    deltas = ["Thought: a", "\nAct", "ually yes", "\nAction: x()"]
+    # "a" could begin "answer:"; "Act" could begin "Action:"
+    assert [thought.feed(delta) for delta in deltas] == ["", "a", "\nActually yes", ""]
+    assert thought.feed("more") == ""
+    assert thought.finish() == ""

@@ -1,0 +1,119 @@
+"""Incremental indexing with the real model, the embedded engine and qdrant-client's local mode."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reactstep.tools.index.indexer import IndexReport, collection_name, index_project
+from reactstep.tools.store.local import LocalStore
+from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.vectors.qdrant import QdrantVectorStore
+from reactstep.tools.vectors.store import SearchFilter, VectorStore
+
+APP = b'''"""The demo app."""
+
+import os
+
+
+def load_config(path):
+    """Read the settings file."""
+    with open(path) as handle:
+        return handle.read()
+
+
+class UserService:
+    def get_user_name(self, user_id):
+        return self.names[user_id]
+
+    def delete_user(self, user_id):
+        del self.names[user_id]
+'''
+README = b"# Demo\n\nA small project used by the indexer tests.\n"
+
+
+@pytest.fixture(params=["edge", "qdrant"])
+def vectors(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
+    from reactstep.tools.vectors.edge import EdgeVectorStore
+
+    store: VectorStore = (
+        EdgeVectorStore(tmp_path / "vectors") if request.param == "edge" else QdrantVectorStore(":memory:")
+    )
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> LocalStore:
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "src/app.py", APP)
+    store.put("demo", "README.md", README)
+    store.put("demo", "logo.png", b"\x89PNG\x00\x00")
+    store.put("other", "src/app.py", APP)
+    return store
+
+
+def run(
+    files: LocalStore, vectors: VectorStore, embedder: LocalEmbedder, max_bytes: int = 100_000
+) -> IndexReport:
+    report = index_project("demo", files, vectors, embedder, max_file_bytes=max_bytes)
+    return report
+
+
+def counts(report: IndexReport) -> tuple[int, int, int, int, int, int]:
+    return (report.files, report.chunks, report.embedded, report.reused, report.removed, report.skipped)
+
+
+def test_first_run_embeds_everything_and_second_run_nothing(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    first = run(files, vectors, local_embedder)
+    assert first.collection == "chunks_local_all_minilm_l6_v2_384"
+    assert first.files == 2  # the PNG is not a text file the chunker knows
+    assert first.embedded == first.chunks > 3
+    assert vectors.count(first.collection, "demo") == first.chunks
+    assert vectors.count(first.collection, "other") == 0
+    second = run(files, vectors, local_embedder)
+    assert counts(second) == (2, first.chunks, 0, first.chunks, 0, 0)
+
+
+def test_changing_one_function_embeds_only_its_chunks(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    first = run(files, vectors, local_embedder)
+    files.put("demo", "src/app.py", APP.replace(b"del self.names[user_id]", b"self.names.pop(user_id)"))
+    second = run(files, vectors, local_embedder)
+    # The method and the class around it changed; the rest of the file is reused.
+    assert (second.embedded, second.removed) == (2, 2)
+    assert second.reused == first.chunks - 2
+
+
+def test_moving_code_down_updates_lines_without_embedding(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    run(files, vectors, local_embedder)
+    files.put("demo", "src/app.py", b"\n\n" + APP)
+    second = run(files, vectors, local_embedder)
+    assert second.embedded == 0
+    points = vectors.project_points(second.collection, "demo")
+    lines = sorted((p["start_line"], p["end_line"]) for p in points.values() if p["path"] == "src/app.py")
+    hit = vectors.search_sparse(second.collection, _query("load_config"), SearchFilter("demo"), 1)[0]
+    assert (hit.payload["symbol"], hit.payload["start_line"]) == ("load_config", 8)
+    assert min(lines)[0] == 3
+
+
+def test_deleted_and_oversize_files_lose_their_points(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    first = run(files, vectors, local_embedder)
+    files.delete("demo", "README.md")
+    second = run(files, vectors, local_embedder, max_bytes=100)
+    assert (second.files, second.chunks, second.skipped, second.embedded) == (1, 0, 1, 0)
+    assert second.removed == first.chunks
+    assert vectors.count(collection_name(local_embedder), "demo") == 0
+
+
+def _query(text: str):  # type: ignore[no-untyped-def]
+    from reactstep.tools.vectors.sparse import encode_query
+
+    return encode_query(text)

@@ -1,0 +1,240 @@
+"""Index a project's files from the object store into the vector store, doing only what changed.
+
+    store.list ──► per file: etag equal to the one on its indexed points? ── yes ──► keep
+        │                                                              └─ no ──► read, chunk
+        │        chunk key = (path, hash of the embedded text, n-th occurrence): same key, same point
+        │            key known, lines moved ──► update start/end lines (no embedding)
+        │            key new               ──► embed (dense) + encode (sparse) ──► upsert
+        │            old keys of the file not seen again ──► delete
+        └──► files gone from the store ──► delete their points
+
+Point ids are derived from the key, so a re-run on an unchanged tree embeds nothing. The one parse of a
+file also feeds the symbol index (symbols.py); a file whose points are current is parsed only when
+its symbol index entry is not. The project overview is rebuilt from the symbol index at the end of a run.
+"""
+
+import hashlib
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reactstep.tools.errors import ToolError
+from reactstep.tools.index.overview import save_overview
+from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, save_symbol_index
+from reactstep.tools.source.chunking import Chunk, FileOutline, detect_language, outline_file
+from reactstep.tools.store.objects import ObjectInfo, ObjectStore
+from reactstep.tools.vectors.embeddings import Embedder
+from reactstep.tools.vectors.retrieval import collection_name
+from reactstep.tools.vectors.sparse import encode_document
+from reactstep.tools.vectors.store import ChunkPoint, VectorStore
+
+EMBED_BATCH = 64
+_NAMESPACE = uuid.UUID("9a4c2f1e-5b7d-4e8a-9c3f-2d1b0a6e7f58")
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did."""
+
+    files: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
+    removed: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    collection: str = ""
+    parsed: int = 0  # files parsed for the symbol index in this run
+    symbols: int = 0  # symbols the symbol index now holds
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the models read for a chunk: where it is, what it is, then the code."""
+    header = " ".join(part for part in (chunk.path, chunk.symbol) if part)
+    return f"{header}\n{chunk.content}"
+
+
+@dataclass
+class _Plan:
+    """The work one run will do, worked out before any embedding."""
+
+    new_points: list[tuple[str, Chunk, dict[str, Any]]] = field(default_factory=list)  # id, chunk, file facts
+    moved: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)
+    symbols: SymbolIndexUpdate = field(default_factory=lambda: SymbolIndexUpdate(None))
+
+
+def index_project(
+    project_id: str,
+    store: ObjectStore,
+    vectors: VectorStore,
+    embedder: Embedder,
+    *,
+    max_file_bytes: int,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Bring the project's points in line with its files; return what was done."""
+    started = time.perf_counter()
+    report = IndexReport(collection=collection_name(embedder))
+    vectors.ensure_collection(report.collection, embedder.dimension)
+    indexed = _points_by_file(vectors.project_points(report.collection, project_id))
+    listed = list(store.list(project_id))
+    files = [info for info in listed if detect_language(info.path) is not None]
+    plan = _Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
+    for done, info in enumerate(files, start=1):
+        _plan_file(project_id, store, info, indexed.pop(info.path, {}), plan, report, max_file_bytes)
+        if progress is not None:
+            progress(done, len(files), info.path)
+    plan.stale.extend(point_id for points in indexed.values() for point_id in points)
+    _apply(plan, project_id, vectors, embedder, report)
+    _save_symbols(project_id, store, plan.symbols, listed, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _save_symbols(
+    project_id: str,
+    store: ObjectStore,
+    update: SymbolIndexUpdate,
+    listed: list[ObjectInfo],
+    report: IndexReport,
+) -> None:
+    """Store the symbol index (when it changed) and the overview built from it."""
+    symbol_index = update.finish(listed)
+    if update.changed:
+        save_symbol_index(store, project_id, symbol_index)
+    save_overview(store, project_id, listed, symbol_index)
+    report.parsed = update.parsed
+    report.symbols = sum(len(entry.symbols) for entry in symbol_index.files.values())
+
+
+def _points_by_file(points: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    by_file: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for point_id, payload in points.items():
+        by_file[str(payload["path"])][point_id] = payload
+    return by_file
+
+
+def _plan_file(
+    project_id: str,
+    store: ObjectStore,
+    info: ObjectInfo,
+    existing: dict[str, dict[str, Any]],
+    plan: _Plan,
+    report: IndexReport,
+    max_file_bytes: int,
+) -> None:
+    report.files += 1
+    current = info.size <= max_file_bytes and _complete(existing, info.etag)
+    outline = None
+    if not current or plan.symbols.wants(info):
+        outline = _read_outline(project_id, store, info, max_file_bytes, plan.symbols)
+    if current:
+        report.chunks += len(existing)
+        report.reused += len(existing)
+        return
+    if outline is None:
+        report.skipped += 1
+        plan.stale.extend(existing)
+        return
+    chunks = outline.chunks
+    report.chunks += len(chunks)
+    seen: set[str] = set()
+    for point_id, chunk in _keyed(project_id, chunks):
+        seen.add(point_id)
+        old = existing.get(point_id)
+        if old is None:
+            plan.new_points.append((point_id, chunk, {"file_etag": info.etag, "file_chunks": len(chunks)}))
+            continue
+        report.reused += 1
+        lines = {
+            "start_line": chunk.start_line,
+            "end_line": chunk.end_line,
+            "file_etag": info.etag,
+            "file_chunks": len(chunks),
+        }
+        if any(old.get(key) != value for key, value in lines.items()):
+            plan.moved[point_id] = lines
+    plan.stale.extend(point_id for point_id in existing if point_id not in seen)
+
+
+def _complete(existing: dict[str, dict[str, Any]], etag: str) -> bool:
+    """Whether the file's points are all there and all from this version of the file."""
+    return bool(existing) and all(
+        payload.get("file_etag") == etag and payload.get("file_chunks") == len(existing)
+        for payload in existing.values()
+    )
+
+
+def _read_outline(
+    project_id: str, store: ObjectStore, info: ObjectInfo, max_file_bytes: int, symbols: SymbolIndexUpdate
+) -> FileOutline | None:
+    """The file's one parse (recorded in the symbol index), or None when too large, binary or gone."""
+    if info.size > max_file_bytes:
+        return None
+    try:
+        data = store.get(project_id, info.path)
+    except ToolError:
+        return None  # deleted between list and get: its points go as stale
+    if b"\x00" in data[:8192]:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    outline = outline_file(info.path, text)
+    symbols.record(info, text, outline)
+    return outline
+
+
+def _keyed(project_id: str, chunks: Sequence[Chunk]) -> Iterable[tuple[str, Chunk]]:
+    """Each chunk with its point id: path + text hash + occurrence, not line numbers."""
+    occurrences: Counter[str] = Counter()
+    for chunk in chunks:
+        text_hash = hashlib.sha256(embedding_text(chunk).encode()).hexdigest()
+        occurrences[text_hash] += 1
+        key = f"{project_id}\0{chunk.path}\0{text_hash}\0{occurrences[text_hash]}"
+        yield str(uuid.uuid5(_NAMESPACE, key)), chunk
+
+
+def _apply(
+    plan: _Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
+) -> None:
+    collection = report.collection
+    for start in range(0, len(plan.new_points), EMBED_BATCH):
+        batch = plan.new_points[start : start + EMBED_BATCH]
+        dense = embedder.embed_documents([embedding_text(chunk) for _, chunk, _ in batch])
+        points = [
+            ChunkPoint(
+                id=point_id,
+                dense=vector,
+                sparse=encode_document(embedding_text(chunk)),
+                payload=_payload(project_id, chunk, facts),
+            )
+            for (point_id, chunk, facts), vector in zip(batch, dense, strict=True)
+        ]
+        vectors.upsert(collection, points)
+        report.embedded += len(points)
+    if plan.moved:
+        vectors.update_payload(collection, plan.moved)
+    if plan.stale:
+        vectors.delete(collection, plan.stale)
+        report.removed += len(plan.stale)
+
+
+def _payload(project_id: str, chunk: Chunk, file_facts: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "project_id": project_id,
+        "path": chunk.path,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "language": chunk.language,
+        "symbol": chunk.symbol,
+        "kind": chunk.kind,
+        "signature": chunk.signature,
+        "content_hash": chunk.content_hash,
+        "content": chunk.content,
+        **file_facts,
+    }

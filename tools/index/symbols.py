@@ -1,0 +1,178 @@
+"""The symbol index: each file's definitions, imports and entry points, kept beside the project.
+
+    index run:  load_symbol_index ──► SymbolIndexUpdate
+                   per listed file: stored etag equal? ── yes ──► the stored entry is kept
+                                                       └─ no ──► the indexer's one parse ──► record
+                finish(listed) ──► SymbolIndex (entries of files gone from the store dropped)
+                save_symbol_index (only when something changed)
+    tools:      require_symbol_index(store, project) ──► SymbolIndex, or a ToolError saying how to index
+
+Stored as the index file "symbols.json": {"version": 1, "files": {path: entry}}, where an entry holds the
+file's etag, language, symbols, imports and entry points. Keyed by path and etag, so a re-index parses
+only the files whose content changed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from reactstep.tools.errors import ToolError
+from reactstep.tools.source.chunking import FileOutline, Import, Symbol
+from reactstep.tools.source.entry_points import find_entry_points
+from reactstep.tools.source.languages import detect_language
+from reactstep.tools.store.objects import ObjectInfo, ObjectStore
+
+logger = logging.getLogger("reactstep.symbol_index")
+
+SYMBOL_INDEX_FILE = "symbols.json"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """What one version of one file defines and imports."""
+
+    etag: str
+    language: str
+    symbols: tuple[Symbol, ...]
+    imports: tuple[Import, ...]
+    entry_points: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SymbolIndex:
+    """Every indexed file's entry, by project-relative path."""
+
+    files: dict[str, FileEntry]
+
+    def symbols(self) -> Iterator[Symbol]:
+        """Every symbol, by path, then line."""
+        for path in sorted(self.files):
+            yield from self.files[path].symbols
+
+    def imports(self) -> Iterator[Import]:
+        """Every import statement, by path, then line."""
+        for path in sorted(self.files):
+            yield from self.files[path].imports
+
+    def language_of(self, path: str) -> str:
+        """The language of an indexed file ("" when it is not indexed)."""
+        entry = self.files.get(path)
+        return entry.language if entry is not None else ""
+
+
+class SymbolIndexUpdate:
+    """One indexing run's changes: stored entries kept by etag, files parsed in this run recorded."""
+
+    def __init__(self, previous: SymbolIndex | None) -> None:
+        self._previous = previous.files if previous is not None else {}
+        self._recorded: dict[str, FileEntry] = {}
+        self.changed = previous is None
+        self.parsed = 0
+
+    def wants(self, info: ObjectInfo) -> bool:
+        """Whether the file must be parsed for the index: its entry is missing or of another version."""
+        entry = self._previous.get(info.path)
+        return entry is None or entry.etag != info.etag
+
+    def record(self, info: ObjectInfo, text: str, outline: FileOutline) -> None:
+        """The entry of a file this run parsed."""
+        language = detect_language(info.path) or "text"
+        entry_points = find_entry_points(info.path, text, language)
+        entry = FileEntry(info.etag, language, tuple(outline.symbols), tuple(outline.imports), entry_points)
+        self._recorded[info.path] = entry
+        self.parsed += 1
+        self.changed = self.changed or self._previous.get(info.path) != entry
+
+    def finish(self, listed: Iterable[ObjectInfo]) -> SymbolIndex:
+        """The index of the listed files: recorded entries, else stored ones still of the same version."""
+        files: dict[str, FileEntry] = {}
+        for info in listed:
+            entry = self._recorded.get(info.path) or self._previous.get(info.path)
+            if entry is not None and entry.etag == info.etag:
+                files[info.path] = entry
+        self.changed = self.changed or set(files) != set(self._previous)
+        return SymbolIndex(files)
+
+
+def load_symbol_index(store: ObjectStore, project_id: str) -> SymbolIndex | None:
+    """The stored index, or None when there is none (or it is of another format version)."""
+    data = store.get_index_file(project_id, SYMBOL_INDEX_FILE)
+    if data is None:
+        return None
+    try:
+        document = json.loads(data)
+        if document.get("version") != FORMAT_VERSION:
+            return None
+        return SymbolIndex({path: _entry_from_json(path, raw) for path, raw in document["files"].items()})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        # Only a torn or foreign file gets here; the next index run writes a whole one again.
+        logger.warning("the symbol index of %s is unreadable; treating it as missing", project_id)
+        return None
+
+
+def save_symbol_index(store: ObjectStore, project_id: str, index: SymbolIndex) -> None:
+    """Store the index as compact JSON, paths sorted, so equal indexes give equal bytes."""
+    files = {path: _entry_to_json(index.files[path]) for path in sorted(index.files)}
+    document = {"version": FORMAT_VERSION, "files": files}
+    data = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    store.put_index_file(project_id, SYMBOL_INDEX_FILE, data.encode("utf-8"))
+
+
+def require_symbol_index(store: ObjectStore, project_id: str, tool_name: str) -> SymbolIndex:
+    """The project's index, or a ToolError telling the model (and its user) how to build it."""
+    index = load_symbol_index(store, project_id)
+    if index is None:
+        raise ToolError(not_indexed_message(project_id, f"{tool_name} needs its symbol index"))
+    return index
+
+
+def not_indexed_message(project_id: str, what: str) -> str:
+    """The sentence for a project that was never indexed."""
+    return (
+        f"project {project_id!r} is not indexed yet ({what}); index it first "
+        f"(`reactstep index PATH --project {project_id}` or POST /api/projects/{project_id}/index)"
+    )
+
+
+def _entry_to_json(entry: FileEntry) -> dict[str, Any]:
+    return {
+        "etag": entry.etag,
+        "language": entry.language,
+        "symbols": [
+            {
+                "name": s.name,
+                "qualified_name": s.qualified_name,
+                "kind": s.kind,
+                "line": s.line,
+                "end_line": s.end_line,
+                "signature": s.signature,
+                "docstring": s.docstring,
+            }
+            for s in entry.symbols
+        ],
+        "imports": [{"line": i.line, "module": i.module, "names": list(i.names)} for i in entry.imports],
+        "entry_points": list(entry.entry_points),
+    }
+
+
+def _entry_from_json(path: str, raw: dict[str, Any]) -> FileEntry:
+    symbols = tuple(
+        Symbol(
+            s["name"],
+            s["qualified_name"],
+            s["kind"],
+            path,
+            s["line"],
+            s["end_line"],
+            s["signature"],
+            s["docstring"],
+        )
+        for s in raw["symbols"]
+    )
+    imports = tuple(Import(path, i["line"], i["module"], tuple(i["names"])) for i in raw["imports"])
+    return FileEntry(raw["etag"], raw["language"], symbols, imports, tuple(raw["entry_points"]))

@@ -1,0 +1,212 @@
+"""The local back-end of the object store: files under root/<project_id>/<path>, written atomically."""
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError, UnsafePath
+from reactstep.tools.store.objects import (
+    INDEX_DIR,
+    ObjectInfo,
+    check_index_name,
+    check_project_id,
+    directory_error,
+    file_path,
+)
+from reactstep.tools.store.paths import normalize_path
+
+TEMP_PREFIX = ".reactstep-tmp-"
+
+
+class LocalStore:
+    """Files under root/<project_id>/<path>; the embedded default back-end."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = Path(root)  # created on first write
+
+    def get(self, project_id: str, path: str) -> bytes:
+        """The file's bytes."""
+        clean = normalize_path(path)
+        target = self._resolve(project_id, clean)
+        if not clean:
+            raise directory_error(clean)
+        with _local_errors(clean, "read"):
+            return target.read_bytes()
+
+    def head(self, project_id: str, path: str) -> ObjectInfo | None:
+        """The file's metadata, or None."""
+        clean = normalize_path(path)
+        target = self._resolve(project_id, clean)
+        return _local_info(clean, target) if clean else None
+
+    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
+        """Write atomically, so readers see the old content or the new, never a mix."""
+        clean = file_path(path)
+        target = self._resolve(project_id, clean)
+        with _project_lock(self._project_dir(project_id)):
+            return _write_file(clean, target, data)
+
+    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
+        """Write only if the file's MD5 is still `expected_etag` (None: only if it is absent)."""
+        clean = file_path(path)
+        target = self._resolve(project_id, clean)
+        # Every write and delete takes this lock, so nothing lands between the check and the rename.
+        with _project_lock(self._project_dir(project_id)):
+            current = _local_info(clean, target)
+            if (current.etag if current else None) != expected_etag:
+                raise StaleFile(clean)
+            return _write_file(clean, target, data)
+
+    def delete(self, project_id: str, path: str) -> None:
+        """Remove the file; missing files and directories are left alone, as in S3."""
+        clean = file_path(path)
+        target = self._resolve(project_id, clean)
+        lock = _project_lock(self._project_dir(project_id))
+        with lock, contextlib.suppress(ToolError), _local_errors(clean, "delete"):
+            if not target.is_dir():
+                target.unlink()
+
+    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
+        """Every regular file below `prefix`, sorted; symlinks and temp files are skipped."""
+        clean = normalize_path(prefix)
+        base = self._project_dir(project_id)
+        top = self._resolve(project_id, clean)
+        # Collect names first so the order is global, then stat and hash lazily.
+        paths = sorted(_walk_files(base, top)) if top.is_dir() else []
+        return (info for rel in paths if (info := _local_info(rel, base / rel)) is not None)
+
+    def check(self) -> None:
+        """The root must be a writable directory."""
+        try:
+            self._root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"local store root unusable: {exc.strerror}") from exc
+        if not os.access(self._root, os.W_OK | os.X_OK):
+            raise StoreUnavailable("local store root is not writable")
+
+    def get_index_file(self, project_id: str, name: str) -> bytes | None:
+        """The index file's bytes, or None when it was never written."""
+        target = self._index_path(project_id, name)
+        try:
+            return target.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
+
+    def put_index_file(self, project_id: str, name: str, data: bytes) -> None:
+        """Replace the index file atomically."""
+        target = self._index_path(project_id, name)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(target, data)
+        except OSError as exc:
+            raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
+
+    def _index_path(self, project_id: str, name: str) -> Path:
+        """root/.reactstep-index/<project_id>/<name>, beside the projects."""
+        check_project_id(project_id)
+        check_index_name(name)
+        return self._root / INDEX_DIR / project_id / name
+
+    def _project_dir(self, project_id: str) -> Path:
+        """root/<project_id> with the root resolved (the project dir itself must not be a link)."""
+        check_project_id(project_id)
+        return self._root.resolve() / project_id
+
+    def _resolve(self, project_id: str, clean: str) -> Path:
+        """The real path of `clean`, refused unless it stays inside the project directory."""
+        base = self._project_dir(project_id)
+        try:
+            real = (base / clean).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            raise UnsafePath(f"path {clean!r} cannot be resolved") from exc
+        if real != base and base not in real.parents:
+            raise UnsafePath(f"path {clean!r} leads outside the project")
+        return real
+
+
+def _walk_files(base: Path, top: Path) -> Iterator[str]:
+    """Project-relative paths of the regular files below `top`, not following links."""
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        here = Path(folder)
+        dirs[:] = [name for name in dirs if not (here / name).is_symlink()]
+        for name in files:
+            full = here / name
+            if not name.startswith(TEMP_PREFIX) and not full.is_symlink():
+                yield full.relative_to(base).as_posix()
+
+
+def _write_file(clean: str, target: Path, data: bytes) -> ObjectInfo:
+    """Create the parents and write the file atomically (the caller holds the project lock)."""
+    with _local_errors(clean, "write"):
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise ToolError(f"cannot write {clean}: a parent of it is a file") from exc
+        _write_atomically(target, data)
+        stat = target.stat()
+    etag = hashlib.md5(data).hexdigest()
+    return ObjectInfo(clean, stat.st_size, etag, stat.st_mtime_ns / 1e9)
+
+
+@contextlib.contextmanager
+def _project_lock(project_dir: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the project directory: one writer at a time, across threads and
+    processes (each call opens its own descriptor, and flock locks conflict between descriptors)."""
+    try:
+        project_dir.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(project_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise StoreUnavailable(f"local store lock failed: {exc.strerror}") from exc
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing the descriptor releases the lock
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Write a temp file beside `target`, then rename it over `target` in one step."""
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide files from other local readers
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # durable before the rename makes it visible
+        os.replace(temp, target)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _local_errors(clean: str, action: str) -> Iterator[None]:
+    """Translate OSError: a missing file is the model's to fix, anything else is the store's."""
+    try:
+        yield
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise ToolError(f"file not found: {clean}") from exc
+    except IsADirectoryError as exc:
+        raise directory_error(clean) from exc
+    except OSError as exc:
+        raise StoreUnavailable(f"local store {action} failed: {exc.strerror}") from exc
+
+
+def _local_info(path: str, target: Path) -> ObjectInfo | None:
+    """Metadata of a regular file, or None if it is missing or not a file."""
+    try:
+        stat = target.stat()
+        if not target.is_file():
+            return None
+        with target.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "md5").hexdigest()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
+    return ObjectInfo(path, stat.st_size, digest, stat.st_mtime_ns / 1e9)

@@ -1,0 +1,235 @@
+"""The S3 / Cloudflare R2 back-end of the object store: the only module that imports boto3.
+
+Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
+outside every project's keys. botocore errors are translated here and nowhere
+else: a missing key becomes a ToolError, anything else a StoreUnavailable.
+"""
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import SecretStr
+
+from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError
+from reactstep.tools.store.objects import (
+    INDEX_DIR,
+    ObjectInfo,
+    check_index_name,
+    check_project_id,
+    directory_error,
+    file_path,
+)
+from reactstep.tools.store.paths import normalize_path
+
+
+@dataclass(frozen=True)
+class S3Config:
+    """Where the bucket is and how to reach it: the values make_s3_client needs."""
+
+    bucket: str = "reactstep"
+    prefix: str = "projects"
+    endpoint_url: str | None = None
+    region: str = "auto"
+    access_key_id: SecretStr | None = None
+    secret_access_key: SecretStr | None = None
+    timeout_s: float = 10.0
+    max_attempts: int = 3
+
+
+_NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
+# A failed If-Match / If-None-Match: 412, or 409 when a concurrent conditional write won; If-Match on
+# a key deleted since the preview answers NoSuchKey.
+_CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
+
+
+class S3Store:
+    """Files as keys "<prefix>/<project_id>/<path>" in one S3 or R2 bucket."""
+
+    def __init__(self, bucket: str, prefix: str, client: Any) -> None:
+        self._bucket = bucket
+        self._prefix = prefix.strip("/")
+        self._client = client  # a boto3 S3 client; thread-safe, so one per process
+
+    def get(self, project_id: str, path: str) -> bytes:
+        """The object's bytes."""
+        clean = normalize_path(path)
+        key = self._key(project_id, clean)
+        if not clean:
+            raise directory_error(clean)
+        try:
+            with _s3_errors(clean):
+                return bytes(self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read())
+        except ToolError as exc:
+            # S3 has no directories: a missing key with keys below it is one to the model.
+            if self._has_children(key):
+                raise directory_error(clean) from exc
+            raise
+
+    def head(self, project_id: str, path: str) -> ObjectInfo | None:
+        """The object's metadata, or None."""
+        clean = normalize_path(path)
+        key = self._key(project_id, clean)
+        if not clean:
+            return None
+        try:
+            with _s3_errors(clean):
+                meta = self._client.head_object(Bucket=self._bucket, Key=key)
+        except ToolError:
+            return None
+        modified = meta["LastModified"].timestamp()
+        return ObjectInfo(clean, int(meta["ContentLength"]), _etag(meta), modified)
+
+    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
+        """Upload in one request; `modified` is the local clock, saving a HEAD."""
+        clean = file_path(path)
+        key = self._key(project_id, clean)
+        with _s3_errors(clean):
+            reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
+        etag = _etag(reply) or hashlib.md5(data).hexdigest()
+        return ObjectInfo(clean, len(data), etag, time.time())
+
+    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
+        """Upload only while the ETag is `expected_etag` (None: only while absent), in one request.
+
+        S3 and R2 evaluate If-Match / If-None-Match on PutObject atomically with the write, so there
+        is no HEAD-then-PUT race. moto's server honours both headers (the tests run against it),
+        though it checks and stores in two steps.
+        """
+        clean = file_path(path)
+        key = self._key(project_id, clean)
+        condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
+        with _s3_errors(clean), _stale_on_conflict(clean):
+            reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
+        etag = _etag(reply) or hashlib.md5(data).hexdigest()
+        return ObjectInfo(clean, len(data), etag, time.time())
+
+    def delete(self, project_id: str, path: str) -> None:
+        """Remove the object; a missing key (or a bare prefix) is not an error."""
+        clean = file_path(path)
+        key = self._key(project_id, clean)
+        with contextlib.suppress(ToolError), _s3_errors(clean):
+            self._client.delete_object(Bucket=self._bucket, Key=key)
+
+    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
+        """Every object below the directory `prefix`; all pages are read before returning."""
+        clean = normalize_path(prefix)
+        root = self._key(project_id, "") + "/"
+        found: list[ObjectInfo] = []
+        with _s3_errors(None):
+            pages = self._client.get_paginator("list_objects_v2")
+            for page in pages.paginate(Bucket=self._bucket, Prefix=f"{root}{clean}/" if clean else root):
+                found.extend(_listed_info(item, root) for item in page.get("Contents", []))
+        return iter(sorted(found, key=lambda info: info.path))
+
+    def check(self) -> None:
+        """HEAD the bucket: reachable, present and readable with these credentials."""
+        with _s3_errors(None):
+            self._client.head_bucket(Bucket=self._bucket)
+
+    def get_index_file(self, project_id: str, name: str) -> bytes | None:
+        """The index file's bytes, or None when it was never written."""
+        key = self._index_key(project_id, name)
+        try:
+            with _s3_errors(name):
+                return bytes(self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read())
+        except ToolError:
+            return None
+
+    def put_index_file(self, project_id: str, name: str, data: bytes) -> None:
+        """Upload the index file in one request."""
+        key = self._index_key(project_id, name)
+        with _s3_errors(name):
+            self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
+
+    def _key(self, project_id: str, clean: str) -> str:
+        """The object key of a normalized path (the project's root key when `clean` is '')."""
+        check_project_id(project_id)
+        return "/".join(part for part in (self._prefix, project_id, clean) if part)
+
+    def _index_key(self, project_id: str, name: str) -> str:
+        """The key of one of the project's index files, beside (not below) its own keys."""
+        check_project_id(project_id)
+        check_index_name(name)
+        return "/".join(part for part in (self._prefix, INDEX_DIR, project_id, name) if part)
+
+    def _has_children(self, key: str) -> bool:
+        """Whether any object lives below `key`, as below a directory."""
+        with _s3_errors(None):
+            reply = self._client.list_objects_v2(Bucket=self._bucket, Prefix=key + "/", MaxKeys=1)
+        return int(reply.get("KeyCount", 0)) > 0
+
+
+def _listed_info(item: dict[str, Any], root: str) -> ObjectInfo:
+    """ObjectInfo from one list_objects_v2 entry, the project prefix stripped."""
+    path = str(item["Key"])[len(root) :]
+    return ObjectInfo(path, int(item["Size"]), _etag(item), item["LastModified"].timestamp())
+
+
+def _etag(reply: dict[str, Any]) -> str:
+    """The ETag without the quotes S3 wraps it in."""
+    return str(reply.get("ETag", "")).strip('"')
+
+
+@contextlib.contextmanager
+def _stale_on_conflict(path: str) -> Iterator[None]:
+    """Translate a failed write condition into StaleFile; other errors pass on to _s3_errors."""
+    try:
+        yield
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in _CONDITION_FAILED_CODES or status in (409, 412):
+            raise StaleFile(path) from exc
+        raise
+
+
+@contextlib.contextmanager
+def _s3_errors(path: str | None) -> Iterator[None]:
+    """Translate botocore failures in the block; `path` None means no key was named."""
+    try:
+        yield
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", "unknown"))[:64]
+        if path is not None and code in _NOT_FOUND_CODES:
+            raise ToolError(f"file not found: {path}") from exc
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
+        # The code and status only: messages may echo request details such as the key id.
+        raise StoreUnavailable(f"object store refused the request: {code} (HTTP {status})") from exc
+    except BotoCoreError as exc:
+        # The class name only: botocore messages carry the endpoint URL, userinfo and all.
+        raise StoreUnavailable(f"object store unreachable: {type(exc).__name__}") from exc
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    """The plain secret, or None so boto3 falls back to its own credential chain."""
+    return value.get_secret_value() if value is not None else None
+
+
+def make_s3_client(config: S3Config) -> Any:
+    """A boto3 S3 client with bounded timeouts and retries, as R2 and MinIO accept."""
+    client_config = Config(
+        connect_timeout=config.timeout_s,
+        read_timeout=config.timeout_s,
+        retries={"max_attempts": config.max_attempts, "mode": "standard"},
+        signature_version="s3v4",
+        # R2 rejects the CRC32 checksums botocore >= 1.36 sends by default.
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        # A custom endpoint (R2, MinIO) is one host; bucket subdomains may not resolve.
+        s3={"addressing_style": "path"} if config.endpoint_url else None,
+    )
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=config.endpoint_url,
+        region_name=config.region,
+        aws_access_key_id=_secret(config.access_key_id),
+        aws_secret_access_key=_secret(config.secret_access_key),
+        config=client_config,
+    )

@@ -1,0 +1,204 @@
+"""The qdrant-client back-end of the vector store: a Qdrant server or cluster by URL, or ":memory:".
+
+The only module that imports qdrant_client; its errors are translated here, once.
+"""
+
+import math
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from qdrant_client import QdrantClient, models
+from qdrant_client.common.client_exceptions import QdrantException
+from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
+
+from reactstep.tools.vectors.sparse import SparseVector
+from reactstep.tools.vectors.store import (
+    DENSE,
+    KEYWORD_FIELDS,
+    PAGE_SIZE,
+    POINT_FACTS,
+    SPARSE,
+    ChunkPoint,
+    SearchFilter,
+    VectorHit,
+    VectorStoreError,
+    VectorStoreUnavailable,
+    batches,
+    check_collection_name,
+    check_dimension,
+    filter_terms,
+    point_facts,
+    project_terms,
+    returned_payload,
+    stored_payload,
+)
+
+# HTTP statuses that mean the request was wrong, not that the server failed.
+USAGE_STATUSES = frozenset({400, 404, 409, 422})
+
+
+@contextmanager
+def translated_errors(action: str) -> Iterator[None]:
+    """Turn qdrant-client's failures into ours, once: a refused request or a failed back-end."""
+    try:
+        yield
+    except UnexpectedResponse as exc:
+        kind = VectorStoreError if exc.status_code in USAGE_STATUSES else VectorStoreUnavailable
+        raise kind(f"Qdrant refused to {action}: {exc}") from exc
+    except ValueError as exc:  # local mode (and pydantic) report bad requests this way
+        raise VectorStoreError(f"Qdrant refused to {action}: {exc}") from exc
+    except (ApiException, QdrantException, httpx.HTTPError, OSError) as exc:
+        raise VectorStoreUnavailable(f"Qdrant could not {action}: {exc}") from exc
+
+
+class QdrantVectorStore:
+    """Collections on a Qdrant server by URL, or in qdrant-client's ":memory:" mode."""
+
+    def __init__(self, location: str, api_key: str | None = None, timeout_s: float = 10.0) -> None:
+        # No compatibility probe here: constructing does no I/O, check() is the readiness probe.
+        self._client = QdrantClient(
+            location=location, api_key=api_key, timeout=math.ceil(timeout_s), check_compatibility=False
+        )
+
+    def ensure_collection(self, name: str, dimension: int) -> None:
+        """Create the collection and its payload indexes, or check the existing one's dimension."""
+        check_collection_name(name)
+        with translated_errors(f"set up collection {name!r}"):
+            if not self._client.collection_exists(name):
+                self._create_collection(name, dimension)
+                return
+            vectors = self._client.get_collection(name).config.params.vectors
+        params = vectors.get(DENSE) if isinstance(vectors, dict) else None
+        check_dimension(name, params.size if params else None, dimension)
+
+    def _create_collection(self, name: str, dimension: int) -> None:
+        self._client.create_collection(
+            name,
+            vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+        )
+        tenant = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+        with warnings.catch_warnings():
+            # Local mode ignores payload indexes and says so; a server builds them.
+            warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+            for field in KEYWORD_FIELDS:
+                schema = tenant if field == "project_id" else models.PayloadSchemaType.KEYWORD
+                self._client.create_payload_index(name, field, schema)
+
+    def upsert(self, collection: str, points: Sequence[ChunkPoint]) -> None:
+        """Insert or replace points, BATCH_SIZE per request."""
+        for batch in batches(points):
+            structs = [qdrant_point(point) for point in batch]
+            with translated_errors(f"upsert into {collection!r}"):
+                self._client.upsert(collection, structs, wait=True)
+
+    def delete(self, collection: str, ids: Sequence[str]) -> None:
+        """Remove points by id; unknown ids are ignored."""
+        for batch in batches(ids):
+            with translated_errors(f"delete from {collection!r}"):
+                self._client.delete(collection, models.PointIdsList(points=list(batch)), wait=True)
+
+    def project_points(self, collection: str, project_id: str) -> dict[str, dict[str, Any]]:
+        """Every point of the project: id -> POINT_FACTS, read page by page."""
+        facts: dict[str, dict[str, Any]] = {}
+        offset: models.ExtendedPointId | None = None
+        while True:
+            with translated_errors(f"list the points of {collection!r}"):
+                records, offset = self._client.scroll(
+                    collection,
+                    scroll_filter=project_filter(project_id),
+                    limit=PAGE_SIZE,
+                    offset=offset,
+                    with_payload=POINT_FACTS,
+                )
+            facts.update(point_facts(records))
+            if offset is None:
+                return facts
+
+    def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None:
+        """Overwrite some payload fields of some points (the vectors stay)."""
+        for point_id, fields in updates.items():
+            with translated_errors(f"update points of {collection!r}"):
+                self._client.set_payload(collection, fields, points=[point_id], wait=True)
+
+    def search_dense(
+        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int
+    ) -> list[VectorHit]:
+        """The `limit` points nearest to `vector` by cosine similarity, best first."""
+        return self._query(collection, list(vector), DENSE, where, limit, params=None)
+
+    def search_sparse(
+        self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
+    ) -> list[VectorHit]:
+        """The `limit` best BM25-scored points (IDF over the project's points), best first."""
+        if not vector.indices:
+            return []
+        params = models.SearchParams(idf=models.IdfCorpusParams(corpus=project_filter(where.project_id)))
+        return self._query(collection, qdrant_sparse(vector), SPARSE, where, limit, params)
+
+    def _query(
+        self, collection: str, query: Any, using: str, where: SearchFilter, limit: int, params: Any
+    ) -> list[VectorHit]:
+        with translated_errors(f"search {collection!r}"):
+            response = self._client.query_points(
+                collection,
+                query=query,
+                using=using,
+                query_filter=qdrant_filter(filter_terms(where)),
+                search_params=params,
+                limit=limit,
+                with_payload=True,
+            )
+        return [VectorHit(str(hit.id), hit.score, returned_payload(hit.payload)) for hit in response.points]
+
+    def count(self, collection: str, project_id: str) -> int:
+        """How many points the project has."""
+        with translated_errors(f"count points in {collection!r}"):
+            result = self._client.count(collection, project_filter(project_id), exact=True)
+        return result.count
+
+    def collections(self) -> list[str]:
+        """Every collection's name, sorted."""
+        with translated_errors("list collections"):
+            found = self._client.get_collections().collections
+        return sorted(description.name for description in found)
+
+    def check(self) -> None:
+        """Raise VectorStoreUnavailable unless Qdrant answers."""
+        try:
+            with translated_errors("list collections"):
+                self._client.get_collections()
+        except VectorStoreError as exc:  # e.g. a URL that points at something other than Qdrant
+            raise VectorStoreUnavailable(str(exc)) from exc
+
+    def close(self) -> None:
+        """Release the client's connections."""
+        with translated_errors("close the client"):
+            self._client.close()
+
+
+def qdrant_point(point: ChunkPoint) -> models.PointStruct:
+    """A ChunkPoint as qdrant-client's point."""
+    vectors = {DENSE: list(point.dense), SPARSE: qdrant_sparse(point.sparse)}
+    return models.PointStruct(id=point.id, vector=vectors, payload=stored_payload(point))
+
+
+def qdrant_sparse(vector: SparseVector) -> models.SparseVector:
+    """Our sparse vector in qdrant-client's model."""
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+def qdrant_filter(terms: list[tuple[str, str]]) -> models.Filter:
+    """A filter every one of the (field, value) keyword matches must pass."""
+    must: list[models.Condition] = [
+        models.FieldCondition(key=field, match=models.MatchValue(value=value)) for field, value in terms
+    ]
+    return models.Filter(must=must)
+
+
+def project_filter(project_id: str) -> models.Filter:
+    """Just the project's points."""
+    return qdrant_filter(project_terms(project_id))

@@ -1,0 +1,153 @@
+"""Chunk vectors: one VectorStore interface, two back-ends, chosen once by `open_vector_store` (factory.py).
+
+    embedded (default)  EdgeVectorStore    Qdrant's engine in-process, one shard per collection
+    qdrant              QdrantVectorStore  a Qdrant server or cluster by URL (":memory:" in tests),
+                                           in qdrant.py
+
+A collection holds every project's chunks: a named dense vector ("dense", cosine) and a named
+sparse vector ("sparse", IDF modifier, so sparse.py's term weights score as BM25). Every
+query is scoped to one project, and sparse IDF is computed over that project's points only.
+The store adds `path_prefixes` (each ancestor directory of `path`, and `path` itself) so a
+directory filter is one keyword match, and strips it from the payloads it returns.
+
+VectorStoreError        a usage error: unknown collection, wrong dimension, malformed point
+VectorStoreUnavailable  the back-end cannot be reached, failed, or is held by another process
+"""
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from reactstep.tools.vectors.sparse import SparseVector
+
+DENSE = "dense"
+SPARSE = "sparse"
+BATCH_SIZE = 256
+PAGE_SIZE = 1024
+PATH_PREFIXES = "path_prefixes"
+# project_id is the tenant key; the other two back the path and language filters.
+KEYWORD_FIELDS = ("project_id", PATH_PREFIXES, "language")
+REQUIRED_PAYLOAD = ("project_id", "path")
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+class VectorStoreError(Exception):
+    """A usage error: an unknown collection, a wrong dimension, a malformed point."""
+
+
+class VectorStoreUnavailable(Exception):
+    """The back-end cannot be reached, failed, or is held by another process."""
+
+
+@dataclass(frozen=True)
+class ChunkPoint:
+    """One code chunk to store: a UUID id, both vectors, and its payload."""
+
+    id: str
+    dense: list[float]
+    sparse: SparseVector
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Which points a search may return: always one project, optionally a directory and language."""
+
+    project_id: str
+    path_prefix: str | None = None
+    language: str | None = None
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """One search result: the point id, its score and its payload as upserted."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+class VectorStore(Protocol):
+    """Chunk vectors grouped in collections; every read is scoped to one project."""
+
+    def ensure_collection(self, name: str, dimension: int) -> None: ...
+    def upsert(self, collection: str, points: Sequence[ChunkPoint]) -> None: ...
+    def delete(self, collection: str, ids: Sequence[str]) -> None: ...
+    def project_points(self, collection: str, project_id: str) -> dict[str, dict[str, Any]]: ...
+    def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None: ...
+    def search_dense(
+        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int
+    ) -> list[VectorHit]: ...
+    def search_sparse(
+        self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
+    ) -> list[VectorHit]: ...
+    def count(self, collection: str, project_id: str) -> int: ...
+    def collections(self) -> list[str]: ...
+    def check(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def check_collection_name(name: str) -> None:
+    """Refuse a name that is not a plain identifier (the embedded store makes it a directory)."""
+    if not COLLECTION_NAME.fullmatch(name):
+        raise VectorStoreError(f"invalid collection name {name!r}; use letters, digits, '_' and '-'")
+
+
+def check_dimension(name: str, existing: int | None, dimension: int) -> None:
+    """Refuse to reuse a collection made for vectors of another size."""
+    if existing != dimension:
+        raise VectorStoreError(
+            f"collection {name!r} holds {existing}-dimensional vectors, not {dimension}; "
+            "use another collection name for another embedding model"
+        )
+
+
+def path_prefixes(path: str) -> list[str]:
+    """Every ancestor directory of `path` and `path` itself: src, src/api, src/api/x.py."""
+    parts = [part for part in path.split("/") if part]
+    return ["/".join(parts[: end + 1]) for end in range(len(parts))]
+
+
+def stored_payload(point: ChunkPoint) -> dict[str, Any]:
+    """The payload as stored: the point's own plus `path_prefixes`."""
+    missing = [key for key in REQUIRED_PAYLOAD if not isinstance(point.payload.get(key), str)]
+    if missing:
+        raise VectorStoreError(f"point {point.id} lacks payload string(s) {', '.join(missing)}")
+    return point.payload | {PATH_PREFIXES: path_prefixes(point.payload["path"])}
+
+
+def returned_payload(payload: dict[str, Any] | None) -> dict[str, Any]:
+    """The payload as upserted: the stored one without `path_prefixes`."""
+    return {key: value for key, value in (payload or {}).items() if key != PATH_PREFIXES}
+
+
+def project_terms(project_id: str) -> list[tuple[str, str]]:
+    """The (field, value) pair that scopes a read to one project."""
+    return [("project_id", project_id)]
+
+
+def filter_terms(where: SearchFilter) -> list[tuple[str, str]]:
+    """The (field, value) pairs a point must all match: the project's, then the optional ones."""
+    terms = project_terms(where.project_id)
+    prefix = (where.path_prefix or "").strip("/")
+    if prefix:
+        terms.append((PATH_PREFIXES, prefix))
+    if where.language:
+        terms.append(("language", where.language))
+    return terms
+
+
+def batches(items: Sequence[Any], size: int = BATCH_SIZE) -> Iterator[Sequence[Any]]:
+    """Consecutive slices of at most `size` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# What the indexer needs to know about an indexed point, without its content or vectors.
+POINT_FACTS = ["path", "content_hash", "file_etag", "file_chunks", "start_line", "end_line"]
+
+
+def point_facts(records: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """id -> POINT_FACTS of scrolled records (either back-end's: both have `id` and `payload`)."""
+    return {str(record.id): dict(record.payload or {}) for record in records}

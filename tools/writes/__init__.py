@@ -1,0 +1,1 @@
+"""The write machinery: approval tokens, the preview-then-write flow and diffs."""
