@@ -1,0 +1,199 @@
+"""Fail on an import cycle, an import against the layering, or a package missing from pyproject.toml.
+
+Every import counts, lazy and TYPE_CHECKING ones included. The folders install under one namespace
+(`service/` is `reactstep.service`, ...), so a bare `import service` is an error too.
+"""
+
+import ast
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("client", "service", "tools", "prompts")
+
+# (importer prefix, imported prefix it must not use). Prefixes match whole dotted names.
+FORBIDDEN = [
+    ("reactstep.prompts", "reactstep.service"),
+    ("reactstep.prompts", "reactstep.tools"),
+    ("reactstep.prompts", "reactstep.client"),
+    ("reactstep.tools", "reactstep.service"),
+    ("reactstep.tools", "reactstep.client"),
+    ("reactstep.service", "reactstep.client"),
+    # the server: http on top; the step and the workspace beneath it; parsing and the LLM gateway lowest
+    ("reactstep.service.step", "reactstep.service.http"),
+    ("reactstep.service.workspace", "reactstep.service.http"),
+    ("reactstep.service.workspace", "reactstep.service.step"),
+    *[
+        (low, high)
+        for low in ("reactstep.service.parsing", "reactstep.service.llm")
+        for high in ("reactstep.service.http", "reactstep.service.step", "reactstep.service.workspace")
+    ],
+    ("reactstep.service.parsing", "reactstep.service.llm"),
+    ("reactstep.service.llm", "reactstep.service.parsing"),
+    *[
+        (base, sub)
+        for base in (
+            "reactstep.service.settings",
+            "reactstep.service.errors",
+            "reactstep.service.schemas",
+            "reactstep.service.redaction",
+        )
+        for sub in (
+            "reactstep.service.http",
+            "reactstep.service.step",
+            "reactstep.service.workspace",
+            "reactstep.service.parsing",
+            "reactstep.service.llm",
+            "reactstep.tools",
+        )
+    ],
+    # the tools side: what tools touch sits below the tool modules and the registry
+    *[
+        (f"reactstep.tools.{sub}", f"reactstep.tools.{tool}")
+        for sub in ("store", "source", "vectors", "index", "matching")
+        for tool in (
+            "registry",
+            "catalog",
+            "folders",
+            "parallel_read",
+            "code_search",
+            "create_file",
+            "edit_file",
+            "edit_lines",
+            "find_definition",
+            "find_files",
+            "find_importers",
+            "grep",
+            "list_files",
+            "project_overview",
+            "read_file",
+            "replace_in_file",
+        )
+    ],
+    *[
+        (f"reactstep.tools.{low}", f"reactstep.tools.{high}")
+        for low, highs in {
+            "store": ("source", "vectors", "index", "writes", "matching"),
+            "source": ("store", "vectors", "index", "writes", "matching"),
+            "matching": ("store", "source", "vectors", "index", "writes"),
+            "vectors": ("index", "writes", "source"),
+            "index": ("writes",),
+        }.items()
+        for high in highs
+    ],
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["reactstep", *parts])
+
+
+def imports_of(path: Path, name: str, modules: set[str]) -> tuple[set[str], list[str]]:
+    """Our modules `path` imports, and the bare (un-namespaced) imports it makes."""
+    found: set[str] = set()
+    bare: list[str] = []
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for target in targets:
+            if target.split(".")[0] in PACKAGES:
+                bare.append(f"{path.relative_to(ROOT)}:{node.lineno}: import {target}")
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target.startswith("reactstep.") and target != name:
+                found.add(target)
+    return found, bare
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def main() -> int:
+    files = sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
+    modules = {module_name(path) for path in files}
+    graph: dict[str, set[str]] = {}
+    problems: list[str] = []
+    for path in files:
+        name = module_name(path)
+        graph[name], bare = imports_of(path, name, modules)
+        problems += [f"{line} (use the reactstep.* namespace)" for line in bare]
+    # a package's __init__ is imported with each of its modules; ours hold only a docstring
+    graph = {
+        name: {dep for dep in deps if not any(m.startswith(dep + ".") for m in modules)}
+        for name, deps in graph.items()
+    }
+    for importer, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            for low, high in FORBIDDEN:
+                if within(importer, low) and within(dep, high):
+                    problems.append(f"{importer} imports {dep}: {low} must not import {high}")
+    for component in cycles(graph):
+        problems.append("import cycle among: " + ", ".join(component))
+    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    present = {module_name(path) for path in files if path.name == "__init__.py"}
+    problems += [f"package {p} is not in pyproject.toml's packages" for p in sorted(present - declared)]
+    problems += [f"pyproject.toml lists {p}, which is not a package" for p in sorted(declared - present)]
+    for problem in problems:
+        print(problem)
+    edges = sum(map(len, graph.values()))
+    print(f"imports: {len(modules)} modules, {edges} imports between them, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
