@@ -51,7 +51,7 @@ FORBIDDEN = [
     # the tools side: what tools touch sits below the tool modules and the registry
     *[
         (f"reactstep.tools.{sub}", f"reactstep.tools.{tool}")
-        for sub in ("store", "source", "vectors", "index", "matching")
+        for sub in ("store", "source", "vectors", "index", "matching", "projects")
         for tool in (
             "registry",
             "catalog",

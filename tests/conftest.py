@@ -81,8 +81,20 @@ def make_client(
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[str]:
     """An in-process moto S3 server on a free loopback port; yields its endpoint URL."""
+    from moto.s3.responses import S3Response
     from moto.server import ThreadedMotoServer
 
+    # Real S3 and R2 evaluate If-Match / If-None-Match atomically with the write; moto checks, then
+    # stores, so two racing conditional PUTs could both pass. One lock around its PutObject gives the
+    # atomicity the project journal relies on, as the real services do.
+    put_object = S3Response.put_object
+    put_lock = threading.Lock()
+
+    def atomic_put_object(self: S3Response) -> Any:
+        with put_lock:
+            return put_object(self)
+
+    S3Response.put_object = atomic_put_object  # type: ignore[method-assign]
     # Port 0 lets the OS pick a free port; get_host_and_port reports the one it chose.
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
@@ -91,6 +103,7 @@ def s3_server() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+        S3Response.put_object = put_object  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 ToolError           the model can fix it: becomes an observation with is_error true
 ├── UnsafePath      a path that would leave the project
 ├── StaleFile       a conditional write found the file changed since its preview
-└── ApprovalRefused an approval token that is altered, expired or for another call
+├── ApprovalRefused an approval token that is altered, expired or for another call
+└── ProjectNotFound a project id that names no project (the service answers 404)
 StoreUnavailable    the object store itself failed: the service answers 503
 """
 
@@ -33,3 +34,13 @@ class ApprovalRefused(ToolError):
 
 class StoreUnavailable(Exception):
     """The object store could not be reached or answered with a server error."""
+
+
+class ProjectNotFound(ToolError):
+    """A project id that names no project: never created, or deleted."""
+
+    def __init__(self, project_id: str) -> None:
+        super().__init__(
+            f"project {project_id!r} does not exist; create it with PUT /api/projects/{project_id}"
+        )
+        self.project_id = project_id

@@ -4,6 +4,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,6 +107,43 @@ class LocalStore:
             _write_atomically(target, data)
         except OSError as exc:
             raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
+
+    def get_index_file_tagged(self, project_id: str, name: str) -> tuple[bytes, str] | None:
+        """The index file's bytes and MD5, or None when it was never written."""
+        data = self.get_index_file(project_id, name)
+        return None if data is None else (data, hashlib.md5(data).hexdigest())
+
+    def put_index_file_if(self, project_id: str, name: str, data: bytes, expected_etag: str | None) -> str:
+        """Replace the index file only while its MD5 is `expected_etag` (None: while absent)."""
+        target = self._index_path(project_id, name)
+        with _project_lock(target.parent):
+            found = self.get_index_file(project_id, name)
+            if (hashlib.md5(found).hexdigest() if found is not None else None) != expected_etag:
+                raise StaleFile(name)
+            try:
+                _write_atomically(target, data)
+            except OSError as exc:
+                raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
+        return hashlib.md5(data).hexdigest()
+
+    def delete_project(self, project_id: str) -> None:
+        """Remove the project's directory and its index files."""
+        project_dir = self._project_dir(project_id)
+        index_dir = self._root.resolve() / INDEX_DIR / project_id
+        try:
+            with _project_lock(project_dir):
+                for folder in (project_dir, index_dir):
+                    # Empty first and remove last: the lock's own directory goes after the lock is let go.
+                    for child in folder.iterdir() if folder.is_dir() else ():
+                        if child.is_dir() and not child.is_symlink():
+                            shutil.rmtree(child)
+                        else:
+                            child.unlink()
+            for folder in (project_dir, index_dir):
+                with contextlib.suppress(FileNotFoundError, OSError):
+                    folder.rmdir()
+        except OSError as exc:
+            raise StoreUnavailable(f"local store delete failed: {exc.strerror}") from exc
 
     def _index_path(self, project_id: str, name: str) -> Path:
         """root/.reactstep-index/<project_id>/<name>, beside the projects."""

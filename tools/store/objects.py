@@ -42,7 +42,10 @@ class ObjectStore(Protocol):
     every file below the directory `prefix`, recursively, sorted by path. check:
     StoreUnavailable if requests would fail.
     get_index_file / put_index_file: a file the indexer keeps for the project, outside its tree
-    (None when missing).
+    (None when missing). get_index_file_tagged / put_index_file_if: the same with its etag, and a
+    write that lands only while the etag is still `expected_etag` (None: only while absent), else
+    StaleFile; the project journal builds on these. delete_project: every file and index file of
+    the project.
     """
 
     def get(self, project_id: str, path: str) -> bytes: ...
@@ -54,6 +57,11 @@ class ObjectStore(Protocol):
     def check(self) -> None: ...
     def get_index_file(self, project_id: str, name: str) -> bytes | None: ...
     def put_index_file(self, project_id: str, name: str, data: bytes) -> None: ...
+    def get_index_file_tagged(self, project_id: str, name: str) -> tuple[bytes, str] | None: ...
+    def put_index_file_if(
+        self, project_id: str, name: str, data: bytes, expected_etag: str | None
+    ) -> str: ...
+    def delete_project(self, project_id: str) -> None: ...
 
 
 def check_project_id(project_id: str) -> None:

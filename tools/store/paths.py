@@ -24,6 +24,8 @@ def normalize_path(raw: str) -> str:
 def _refuse_forbidden_characters(text: str) -> None:
     if "\x00" in text:
         raise UnsafePath("path contains a NUL character")
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        raise UnsafePath("path contains a control character")
     if "\\" in text:
         raise UnsafePath("path contains a backslash; use '/' between parts")
     if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):

@@ -148,6 +148,40 @@ class S3Store:
         with _s3_errors(name):
             self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
 
+    def get_index_file_tagged(self, project_id: str, name: str) -> tuple[bytes, str] | None:
+        """The index file's bytes and ETag, or None when it was never written."""
+        key = self._index_key(project_id, name)
+        try:
+            with _s3_errors(name):
+                reply = self._client.get_object(Bucket=self._bucket, Key=key)
+                return bytes(reply["Body"].read()), _etag(reply)
+        except ToolError:
+            return None
+
+    def put_index_file_if(self, project_id: str, name: str, data: bytes, expected_etag: str | None) -> str:
+        """Upload the index file only while its ETag is `expected_etag` (None: while absent)."""
+        key = self._index_key(project_id, name)
+        condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
+        with _s3_errors(name), _stale_on_conflict(name):
+            reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
+        return _etag(reply) or hashlib.md5(data).hexdigest()
+
+    def delete_project(self, project_id: str) -> None:
+        """Delete every key of the project and of its index files, 1,000 per request."""
+        roots = (
+            self._key(project_id, "") + "/",
+            self._index_key(project_id, "head.json")[: -len("head.json")],
+        )
+        with _s3_errors(None):
+            pages = self._client.get_paginator("list_objects_v2")
+            for root in roots:
+                for page in pages.paginate(Bucket=self._bucket, Prefix=root):
+                    keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+                    if keys:
+                        self._client.delete_objects(
+                            Bucket=self._bucket, Delete={"Objects": keys, "Quiet": True}
+                        )
+
     def _key(self, project_id: str, clean: str) -> str:
         """The object key of a normalized path (the project's root key when `clean` is '')."""
         check_project_id(project_id)

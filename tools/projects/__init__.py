@@ -1,0 +1,1 @@
+"""Projects as living, versioned things: the head, the change journal, and a store that journals."""
