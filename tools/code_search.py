@@ -3,6 +3,7 @@
 from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
+from reactstep.tools.index.symbols import stale_note
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.store.paths import normalize_path
 from reactstep.tools.vectors.retrieval import Passage
@@ -29,10 +30,30 @@ def code_search(args: CodeSearchArgs, context: ToolContext) -> str:
     prefix = normalize_path(args.path) if args.path else None
     where = SearchFilter(context.project_id, path_prefix=prefix or None, language=args.language)
     limit = args.max_results or context.limits.code_search_max_results
-    passages, found = context.index.search(where, args.query, limit)
+    fresh = FreshFiles(context)
+    passages, found = context.index.search(where, args.query, limit, current=fresh)
+    note = stale_note(len(fresh.stale), context.project_id)
     if not passages:
-        return f'No code found for "{args.query}".'
-    return render_results(args.query, passages, found, context.limits.code_search_max_chars)
+        return f'No code found for "{args.query}".' + note
+    return render_results(args.query, passages, found, context.limits.code_search_max_chars) + note
+
+
+class FreshFiles:
+    """Whether a passage's file is still the version that was indexed (one HEAD per file)."""
+
+    def __init__(self, context: ToolContext) -> None:
+        self._context = context
+        self._etags: dict[str, str | None] = {}
+        self.stale: set[str] = set()
+
+    def __call__(self, passage: Passage) -> bool:
+        if passage.path not in self._etags:
+            info = self._context.store.head(self._context.project_id, passage.path)
+            self._etags[passage.path] = info.etag if info is not None else None
+        if self._etags[passage.path] == passage.etag:
+            return True
+        self.stale.add(passage.path)
+        return False
 
 
 def render_results(query: str, passages: list[Passage], found: int, budget: int) -> str:

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
-from reactstep.tools.index.symbols import SymbolIndex, require_symbol_index
+from reactstep.tools.index.symbols import SymbolIndex, current_symbol_index, stale_note
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.source.chunking import Import, Symbol
 from reactstep.tools.source.module_paths import ModuleResolver, describe_import
@@ -50,7 +50,11 @@ class FindDefinitionArgs(BaseModel):
 
 def find_definition(args: FindDefinitionArgs, context: ToolContext) -> str:
     """The observation for one lookup."""
-    index = require_symbol_index(context.store, context.project_id, "find_definition")
+    index, left_out = current_symbol_index(context.store, context.project_id, "find_definition")
+    return _answer(args, index) + stale_note(left_out, context.project_id)
+
+
+def _answer(args: FindDefinitionArgs, index: SymbolIndex) -> str:
     symbol = args.symbol.strip()
     if args.kind == "import":
         return _render_imports(index, symbol, binding_imports(index, symbol, None))

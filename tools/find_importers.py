@@ -11,7 +11,7 @@ import posixpath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reactstep.tools.index.symbols import SymbolIndex, require_symbol_index
+from reactstep.tools.index.symbols import SymbolIndex, current_symbol_index, stale_note
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.source.chunking import Import
 from reactstep.tools.source.module_paths import ModuleResolver, describe_import, is_python, is_script
@@ -41,7 +41,11 @@ class FindImportersArgs(BaseModel):
 
 def find_importers(args: FindImportersArgs, context: ToolContext) -> str:
     """Sorted `path:line: import` lines of the imports of the module (and symbol)."""
-    index = require_symbol_index(context.store, context.project_id, "find_importers")
+    index, left_out = current_symbol_index(context.store, context.project_id, "find_importers")
+    return _answer(args, index) + stale_note(left_out, context.project_id)
+
+
+def _answer(args: FindImportersArgs, index: SymbolIndex) -> str:
     resolver = ModuleResolver(index.files)
     module = args.module.strip()
     targets = module_files(index, resolver, module)

@@ -285,6 +285,7 @@ def test_bad_arguments(client: TestClient, tool: str, args: dict[str, Any], mess
 def test_a_project_never_indexed_is_a_clear_error(
     client: TestClient, tool: str, args: dict[str, Any], what: str
 ) -> None:
+    client.put("/api/projects/fresh")
     result = run_tool(client, tool, project="fresh", **args)
     assert result == {
         **result,

@@ -97,6 +97,44 @@ def index_project(
     return report
 
 
+def index_paths(
+    project_id: str,
+    store: ObjectStore,
+    vectors: VectorStore,
+    embedder: Embedder,
+    paths: Sequence[str],
+    *,
+    max_file_bytes: int,
+) -> IndexReport:
+    """Bring just these files' points and symbols in line with the store (a write tool's files).
+
+    Each path's points are read by a path filter, so the cost follows the files changed, not the
+    project's size; the overview is rebuilt from one listing of the store.
+    """
+    started = time.perf_counter()
+    report = IndexReport(collection=collection_name(embedder))
+    vectors.ensure_collection(report.collection, embedder.dimension)
+    plan = _Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
+    current: dict[str, ObjectInfo | None] = {}
+    for path in paths:
+        points = vectors.project_points(report.collection, project_id, path)
+        existing = {point_id: facts for point_id, facts in points.items() if facts.get("path") == path}
+        info = current[path] = store.head(project_id, path)
+        if info is None or detect_language(path) is None:
+            plan.stale.extend(existing)
+            continue
+        _plan_file(project_id, store, info, existing, plan, report, max_file_bytes)
+    _apply(plan, project_id, vectors, embedder, report)
+    symbol_index = plan.symbols.finish_paths(current)
+    if plan.symbols.changed:
+        save_symbol_index(store, project_id, symbol_index)
+    save_overview(store, project_id, list(store.list(project_id)), symbol_index)
+    report.parsed = plan.symbols.parsed
+    report.symbols = sum(len(entry.symbols) for entry in symbol_index.files.values())
+    report.seconds = time.perf_counter() - started
+    return report
+
+
 def _save_symbols(
     project_id: str,
     store: ObjectStore,

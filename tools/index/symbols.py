@@ -98,6 +98,17 @@ class SymbolIndexUpdate:
         self.changed = self.changed or set(files) != set(self._previous)
         return SymbolIndex(files)
 
+    def finish_paths(self, current: dict[str, ObjectInfo | None]) -> SymbolIndex:
+        """The stored index with only the given paths brought up to date (None: the file is gone)."""
+        files = dict(self._previous)
+        for path, info in current.items():
+            entry = self._recorded.get(path) or self._previous.get(path)
+            if info is not None and entry is not None and entry.etag == info.etag:
+                files[path] = entry
+            elif files.pop(path, None) is not None:
+                self.changed = True
+        return SymbolIndex(files)
+
 
 def load_symbol_index(store: ObjectStore, project_id: str) -> SymbolIndex | None:
     """The stored index, or None when there is none (or it is of another format version)."""
@@ -129,6 +140,28 @@ def require_symbol_index(store: ObjectStore, project_id: str, tool_name: str) ->
     if index is None:
         raise ToolError(not_indexed_message(project_id, f"{tool_name} needs its symbol index"))
     return index
+
+
+def current_symbol_index(store: ObjectStore, project_id: str, tool_name: str) -> tuple[SymbolIndex, int]:
+    """The index without the files changed (or deleted) since it was built, and how many were left out.
+
+    A tool never answers from a version of a file that read_file would not show now.
+    """
+    index = require_symbol_index(store, project_id, tool_name)
+    etags = {info.path: info.etag for info in store.list(project_id)}
+    current = {path: entry for path, entry in index.files.items() if etags.get(path) == entry.etag}
+    return SymbolIndex(current), len(index.files) - len(current)
+
+
+def stale_note(left_out: int, project_id: str) -> str:
+    """The line that tells the model some files were left out as changed since indexing."""
+    if not left_out:
+        return ""
+    files = "1 file that" if left_out == 1 else f"{left_out} files that"
+    return (
+        f"\n(Left out: {files} changed since the project was indexed; "
+        f"POST /api/projects/{project_id}/index brings them back.)"
+    )
 
 
 def not_indexed_message(project_id: str, what: str) -> str:

@@ -87,8 +87,11 @@ class EdgeVectorStore:
             with engine_errors(f"delete from {collection!r}"):
                 shard.update(edge.UpdateOperation.delete_points(list(batch)))
 
-    def project_points(self, collection: str, project_id: str) -> dict[str, dict[str, Any]]:
-        """Every point of the project: id -> POINT_FACTS, read page by page."""
+    def project_points(
+        self, collection: str, project_id: str, path_prefix: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Every point of the project (below `path_prefix`, if given): id -> POINT_FACTS, page by page."""
+        terms = filter_terms(SearchFilter(project_id, path_prefix))
         shard = self._shard(collection)
         facts: dict[str, dict[str, Any]] = {}
         offset: Any = None
@@ -96,7 +99,7 @@ class EdgeVectorStore:
             request = edge.ScrollRequest(
                 offset=offset,
                 limit=PAGE_SIZE,
-                filter=edge_filter(project_terms(project_id)),
+                filter=edge_filter(terms),
                 with_payload=POINT_FACTS,
             )
             with engine_errors(f"list the points of {collection!r}"):

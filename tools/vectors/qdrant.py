@@ -101,15 +101,18 @@ class QdrantVectorStore:
             with translated_errors(f"delete from {collection!r}"):
                 self._client.delete(collection, models.PointIdsList(points=list(batch)), wait=True)
 
-    def project_points(self, collection: str, project_id: str) -> dict[str, dict[str, Any]]:
-        """Every point of the project: id -> POINT_FACTS, read page by page."""
+    def project_points(
+        self, collection: str, project_id: str, path_prefix: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Every point of the project (below `path_prefix`, if given): id -> POINT_FACTS, page by page."""
+        terms = filter_terms(SearchFilter(project_id, path_prefix))
         facts: dict[str, dict[str, Any]] = {}
         offset: models.ExtendedPointId | None = None
         while True:
             with translated_errors(f"list the points of {collection!r}"):
                 records, offset = self._client.scroll(
                     collection,
-                    scroll_filter=project_filter(project_id),
+                    scroll_filter=qdrant_filter(terms),
                     limit=PAGE_SIZE,
                     offset=offset,
                     with_payload=POINT_FACTS,

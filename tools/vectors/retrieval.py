@@ -7,7 +7,7 @@ The fusion weights come from bench/retrieval_quality.py, not from a guess.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -46,6 +46,7 @@ class Passage:
     language: str
     score: float
     lines: tuple[str, ...]
+    etag: str = ""  # the MD5 of the file the chunk was cut from, when it was indexed
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,14 @@ class CodeIndex:
     embedder: Embedder
     config: RetrievalConfig
 
-    def search(self, where: SearchFilter, query: str, limit: int) -> tuple[list[Passage], int]:
-        """The best passages (at most `limit`) and how many were found before the cut."""
+    def search(
+        self, where: SearchFilter, query: str, limit: int, current: Callable[[Passage], bool] | None = None
+    ) -> tuple[list[Passage], int]:
+        """The best passages (at most `limit`) and how many were found before the cut.
+
+        `current`, when given, is asked of each passage in rank order until `limit` are kept; a
+        passage it refuses (its file changed since indexing) is dropped, never shown.
+        """
         query_vector = self.embedder.embed_query(query) if self.config.mode != "lexical" else None
         collection = collection_name(self.embedder)  # after embedding: a remote model learns its size then
         try:
@@ -70,7 +77,15 @@ class CodeIndex:
         if not hits and self.vectors.count(collection, where.project_id) == 0:
             raise ToolError(self._not_indexed_reason(collection, where.project_id))
         passages = merge_overlapping(hits)
-        return passages[:limit], len(passages)
+        if current is None:
+            return passages[:limit], len(passages)
+        kept: list[Passage] = []
+        for checked, passage in enumerate(passages, start=1):
+            if current(passage):
+                kept.append(passage)
+                if len(kept) == limit:
+                    return kept, len(passages) - (checked - len(kept))
+        return kept, len(kept)
 
     def _ranked(
         self, collection: str, where: SearchFilter, query: str, query_vector: list[float] | None
@@ -151,6 +166,7 @@ def _passage(score: float, payload: dict[str, Any]) -> Passage:
         language=str(payload.get("language", "")),
         score=score,
         lines=lines,
+        etag=str(payload.get("file_etag", "")),
     )
 
 
