@@ -6,13 +6,18 @@
     │   ├── JSONTooDeep (400, json_too_deep)
     │   ├── ValidationFailed (422, validation_failed)
     │   │   ├── HistoryTooLong (422, history_too_long)
-    │   │   └── MaxTokensTooLarge (422, max_tokens_too_large)
+    │   │   ├── MaxTokensTooLarge (422, max_tokens_too_large)
+    │   │   └── InvalidPath (422, invalid_path)
     │   ├── PayloadTooLarge (413, payload_too_large)
     │   ├── ForbiddenApiBase (400, api_base_not_allowed)
     │   └── ForbiddenProvider (400, provider_not_allowed)
     ├── Unauthorized (401, unauthorized)
     ├── ForbiddenProject (403, forbidden_project)
     ├── NotFound (404, not_found)
+    │   ├── UnknownProject (404, project_not_found)
+    │   └── FileNotFound (404, file_not_found)
+    ├── Conflict (409, conflict)
+    ├── PreconditionFailed (412, precondition_failed)
     ├── Overloaded (503, overloaded)
     └── UpstreamError (502, upstream_error)
         ├── LLMAuthFailed (502, llm_auth_failed)
@@ -108,6 +113,32 @@ class Overloaded(ServiceError):
 class NotFound(ServiceError):
     status = 404
     code = "not_found"
+
+
+class UnknownProject(NotFound):
+    code = "project_not_found"
+
+
+class FileNotFound(NotFound):
+    code = "file_not_found"
+
+
+class InvalidPath(ValidationFailed):
+    code = "invalid_path"
+
+
+class Conflict(ServiceError):
+    """The project changed in a way the request did not expect: fetch, then retry."""
+
+    status = 409
+    code = "conflict"
+
+
+class PreconditionFailed(ServiceError):
+    """An If-Match / If-None-Match header that no longer holds; nothing was changed."""
+
+    status = 412
+    code = "precondition_failed"
 
 
 class UpstreamError(ServiceError):

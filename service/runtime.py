@@ -9,6 +9,7 @@ from reactstep.service.llm.gateway import LiteLLMGateway
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.settings import Settings
 from reactstep.tools.catalog import default_registry
+from reactstep.tools.projects.journal import Projects
 from reactstep.tools.registry import ToolLimits, ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.vectors.embeddings import Embedder, LocalEmbedder
@@ -55,6 +56,7 @@ class Runtime:
     limits: ToolLimits = field(init=False)
     approvals: Approvals = field(init=False)
     retrieval: RetrievalConfig = field(init=False)
+    projects: Projects = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", tool_limits(self.settings))
@@ -66,6 +68,7 @@ class Runtime:
             lexical_weight=self.settings.search_lexical_weight,
         )
         object.__setattr__(self, "retrieval", retrieval)
+        object.__setattr__(self, "projects", Projects(self.store))
 
 
 def tool_limits(settings: Settings) -> ToolLimits:

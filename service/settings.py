@@ -124,6 +124,11 @@ class Settings(BaseSettings):
     )
     approval_ttl_s: int = Field(600, ge=0, description="Seconds an approval token stays valid.")
     upload_max_file_bytes: int = Field(1_000_000, description="Larger files are not uploaded.")
+    file_max_bytes: int = Field(
+        10_000_000, description="Largest file PUT /api/projects/{id}/files/{path} stores (413 above)."
+    )
+    sync_max_files: int = Field(100_000, description="Most paths one sync manifest may list (422 above).")
+    sync_max_body_bytes: int = Field(16_000_000, description="Largest sync request body (413 above).")
     max_body_bytes: int = Field(1_000_000, description="Largest request body accepted.")
     max_history_items: int = Field(200, description="Longest conversation_history accepted.")
     max_json_depth: int = Field(32, description="Deepest nesting of arrays and objects in a body.")
@@ -132,7 +137,9 @@ class Settings(BaseSettings):
         description="Service API keys as 'sha256:<hex of the key>:<project glob>[,<glob>...]' ('*' is every "
         "project); none configured is dev mode, served on loopback only.",
     )
-    max_concurrent_requests: int = Field(64, ge=1, description="POST requests at work at once.")
+    max_concurrent_requests: int = Field(
+        64, ge=1, description="POST, PUT and DELETE requests at work at once."
+    )
     max_queue: int = Field(128, ge=0, description="POST requests waiting for a slot; more get 503.")
     queue_timeout_s: float = Field(10.0, description="Longest wait for a slot before 503 overloaded.")
     overload_retry_after_s: int = Field(1, description="Retry-After, in seconds, sent with 503 overloaded.")

@@ -1,4 +1,4 @@
-"""Admission: a bounded number of POST requests at work and a bounded queue; the rest get 503 at once.
+"""Admission: a bounded number of POST/PUT/DELETE requests at work, a bounded queue; the rest get 503 at once.
 
     POST ─► a slot free and nobody waiting ─► run
          └► queue not full ─► wait (at most queue_timeout_s) ─► a slot ─► run
@@ -71,8 +71,12 @@ class AdmissionLimiter:
         return False
 
 
+# Methods that do work worth bounding: the steps, the tools, uploads and deletes. GETs stay free.
+ADMITTED = frozenset({"POST", "PUT", "DELETE"})
+
+
 class AdmissionMiddleware:
-    """Runs each POST under the limiter; answers 503 overloaded with Retry-After when saturated."""
+    """Runs each POST, PUT and DELETE under the limiter; 503 overloaded with Retry-After when saturated."""
 
     def __init__(self, app: ASGIApp, limiter: AdmissionLimiter, retry_after_s: int) -> None:
         self.app = app
@@ -80,7 +84,7 @@ class AdmissionMiddleware:
         self.retry_after_s = retry_after_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
+        if scope["type"] != "http" or scope["method"] not in ADMITTED:
             await self.app(scope, receive, send)
             return
         if not await self.limiter.acquire():

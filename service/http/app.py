@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from reactstep.service.errors import ServiceError
-from reactstep.service.http import endpoints
+from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.llm.protocol import LLMGateway
@@ -30,7 +30,15 @@ ROUTES = [
     Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
     Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"]),
     Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
-    Route("/api/projects/{project_id}/index", endpoints.index_project, methods=["POST"]),
+    Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
+    Route("/api/projects/{project_id}", projects.get_project, methods=["GET"]),
+    Route("/api/projects/{project_id}", projects.remove_project, methods=["DELETE"]),
+    Route("/api/projects/{project_id}/files/{path:path}", projects.put_project_file, methods=["PUT"]),
+    Route("/api/projects/{project_id}/files/{path:path}", projects.get_project_file, methods=["GET"]),
+    Route("/api/projects/{project_id}/files/{path:path}", projects.delete_project_file, methods=["DELETE"]),
+    Route("/api/projects/{project_id}/sync", projects.sync_project, methods=["POST"]),
+    Route("/api/projects/{project_id}/changes", projects.project_changes, methods=["GET"]),
+    Route("/api/projects/{project_id}/index", projects.index_project, methods=["POST"]),
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),

@@ -11,12 +11,12 @@ from reactstep.service.http.bodies import Model, read_model
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest, check_project_id
+from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest
 from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step, step_body
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.workspace.actions import run_execute_action
-from reactstep.service.workspace.indexing import IndexRequest, run_index
+from reactstep.service.workspace.projects import require_project
 
 OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
@@ -36,6 +36,7 @@ async def react_step(request: Request) -> Response:
     runtime = _runtime(request)
     body = await _read(request, ReactStepRequest)
     authorize_project(request, body.project_id)
+    await run_in_threadpool(require_project, body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)
     if body.stream:
         return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
@@ -49,15 +50,6 @@ async def execute_action(request: Request) -> JSONResponse:
     body = await _read(request, ExecuteActionRequest)
     authorize_project(request, body.project_id)
     result = await run_in_threadpool(run_execute_action, body, runtime)
-    return JSONResponse(result.model_dump(mode="json"))
-
-
-async def index_project(request: Request) -> JSONResponse:
-    """POST /api/projects/{project_id}/index: index the project's stored files for code_search."""
-    runtime = _runtime(request)
-    project_id = authorize_project(request, check_project_id(request.path_params["project_id"]))
-    body = await _read(request, IndexRequest, allow_empty=True)
-    result = await run_in_threadpool(run_index, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
 

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.step.prompting import render
-from reactstep.service.workspace.actions import translated_backend_errors
+from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.tools.index.overview import load_overview
 from reactstep.tools.store.objects import ObjectStore
 

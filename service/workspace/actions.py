@@ -1,18 +1,25 @@
-"""execute_action's core: run one server tool for the authorised project and time it."""
+"""execute_action's core: run one server tool for the authorised project and time it.
+
+Tools write through a JournaledStore, so an approved write bumps the project's version and appears in
+its change feed with origin "tool"; the written file is then re-indexed before the answer goes out,
+so the next code_search sees the new code.
+"""
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import replace
 
-from reactstep.service.errors import EmbeddingFailed, StorageUnavailable, VectorStoreUnavailable
+from reactstep.service.errors import ServiceError
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import Approval, ExecuteActionRequest, ExecuteActionResponse
-from reactstep.tools.errors import StoreUnavailable
-from reactstep.tools.registry import ToolContext
-from reactstep.tools.vectors import store as vectors
-from reactstep.tools.vectors.embeddings import EmbeddingError
-from reactstep.tools.vectors.retrieval import CodeIndex
+from reactstep.service.workspace.failures import translated_backend_errors
+from reactstep.service.workspace.projects import require_project
+from reactstep.tools.index.indexer import index_paths
+from reactstep.tools.projects.journal import Change
+from reactstep.tools.projects.journaled import JournaledStore
+from reactstep.tools.registry import Observation, ToolContext
+from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
 from reactstep.tools.writes.approval import PendingApproval
 
 
@@ -20,8 +27,12 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
     """Execute the named tool; tool failures come back as error observations."""
     started = time.perf_counter()
     with translated_backend_errors():
-        context = tool_context(request, runtime)
+        head = require_project(request.project_id, runtime)
+        store = JournaledStore(runtime.store, runtime.projects, "tool")
+        context = tool_context(request, runtime, store)
         observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
+    if store.changes and head.indexed_at is not None:  # never indexed: code_search says so
+        observation = _reindexed(request, runtime, store.changes, observation)
     elapsed_ms = (time.perf_counter() - started) * 1000
     return ExecuteActionResponse(
         session_id=request.session_id,
@@ -33,7 +44,7 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
     )
 
 
-def tool_context(request: ExecuteActionRequest, runtime: Runtime) -> ToolContext:
+def tool_context(request: ExecuteActionRequest, runtime: Runtime, store: ObjectStore) -> ToolContext:
     """What the tool may touch; the search index is opened only for tools that use it."""
     spec = runtime.registry.get(request.tool_name)
     index = None
@@ -44,7 +55,7 @@ def tool_context(request: ExecuteActionRequest, runtime: Runtime) -> ToolContext
         index = CodeIndex(runtime.vectors.get(), embedder, runtime.retrieval)
     return ToolContext(
         request.project_id,
-        runtime.store,
+        store,
         runtime.limits,
         index,
         approvals=runtime.approvals,
@@ -52,21 +63,42 @@ def tool_context(request: ExecuteActionRequest, runtime: Runtime) -> ToolContext
     )
 
 
+def _reindexed(
+    request: ExecuteActionRequest,
+    runtime: Runtime,
+    changes: list[Change],
+    observation: Observation,
+) -> Observation:
+    """Re-index the files the tool wrote (when the project has an index) before answering."""
+    paths = sorted({change.path for change in changes})
+    try:
+        with translated_backend_errors():
+            embedder = resolve_embedder(
+                request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
+            )
+            vectors = runtime.vectors.get()
+            collection = collection_name(embedder)
+            if collection not in vectors.collections():
+                return observation  # indexed with another model only: nothing of this one to keep current
+            index_paths(
+                request.project_id,
+                runtime.store,
+                vectors,
+                embedder,
+                paths,
+                max_file_bytes=runtime.settings.index_max_file_bytes,
+            )
+            # Current up to this write only if it was current up to the version before the write.
+            first = changes[0].version
+            runtime.projects.mark_indexed(request.project_id, changes[-1].version, since=first - 1)
+    except ServiceError as exc:
+        note = f"\n(The search index was not updated for {', '.join(paths)}: {exc.message}; POST /index.)"
+        return replace(observation, text=observation.text + note)
+    return observation
+
+
 def _approval(pending: PendingApproval | None) -> Approval | None:
     """The response's `approval` object for a write tool's preview."""
     if pending is None:
         return None
     return Approval(required=True, token=pending.token, diff=pending.diff, expires_at=pending.expires_at)
-
-
-@contextmanager
-def translated_backend_errors() -> Iterator[None]:
-    """Back-end failures the model cannot fix become 502/503 errors with a code."""
-    try:
-        yield
-    except StoreUnavailable as exc:
-        raise StorageUnavailable(f"object storage is unavailable: {exc}") from exc
-    except vectors.VectorStoreUnavailable as exc:
-        raise VectorStoreUnavailable(f"the vector store is unavailable: {exc}") from exc
-    except EmbeddingError as exc:
-        raise EmbeddingFailed(f"the embedding model failed: {exc}") from exc

@@ -1,6 +1,13 @@
 """Index a project for code_search, find_definition, find_importers and project_overview: the core behind
-POST /api/projects/{id}/index and `reactstep index`."""
+POST /api/projects/{id}/index, `"index": true` on a sync, and `reactstep index`.
 
+A run records itself in the project's head while it works (`indexing`: done/total, refreshed at most
+once a second, so GET /api/projects/{id} shows progress from any replica) and, when it ends, moves
+`indexed_version` to the version it started from: changes that land meanwhile keep the project stale.
+"""
+
+import threading
+import time
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -8,11 +15,15 @@ from pydantic import BaseModel, Field
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
-from reactstep.service.workspace.actions import translated_backend_errors
+from reactstep.service.workspace.failures import translated_backend_errors
+from reactstep.service.workspace.projects import require_project
 from reactstep.tools.index.indexer import IndexReport, Progress, index_project
 
 # IndexReport fields the response carries as they are.
 REPORTED = ("collection", "files", "chunks", "embedded", "reused", "removed", "skipped", "parsed", "symbols")
+PROGRESS_EVERY_S = 1.0
+# A job whose progress was not refreshed for this long died with its process.
+ABANDONED_AFTER_S = 60.0
 
 
 class IndexRequest(StrictModel):
@@ -20,6 +31,8 @@ class IndexRequest(StrictModel):
 
     embedding_model_config: EmbeddingModelConfig | None = None
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
+    background: bool = False  # answer 202 at once; GET /api/projects/{id} shows the job
+    stream: bool = False  # answer Server-Sent Events: progress, then the result
 
 
 class IndexResponse(BaseModel):
@@ -36,6 +49,7 @@ class IndexResponse(BaseModel):
     parsed: int
     symbols: int
     seconds: float
+    indexed_version: int = 0
 
     def summary(self) -> str:
         """The one line `reactstep index` always prints."""
@@ -50,21 +64,98 @@ def run_index(
     project_id: str, request: IndexRequest, runtime: Runtime, progress: Progress | None = None
 ) -> IndexResponse:
     """Bring the project's search index in line with its files in the store."""
+    head = require_project(project_id, runtime)
+    job = JobProgress(project_id, runtime, progress)
     with translated_backend_errors():
         embedder = resolve_embedder(
             request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
         )
-        report = index_project(
-            project_id,
-            runtime.store,
-            runtime.vectors.get(),
-            embedder,
-            max_file_bytes=runtime.settings.index_max_file_bytes,
-            progress=progress,
-        )
-    return _response(project_id, report)
+        job.start()
+        try:
+            report = index_project(
+                project_id,
+                runtime.store,
+                runtime.vectors.get(),
+                embedder,
+                max_file_bytes=runtime.settings.index_max_file_bytes,
+                progress=job,
+            )
+        finally:
+            job.finish()
+        runtime.projects.mark_indexed(project_id, head.version)
+    return _response(project_id, report, head.version)
 
 
-def _response(project_id: str, report: IndexReport) -> IndexResponse:
+def start_index_job(project_id: str, request: IndexRequest, runtime: Runtime) -> dict[str, Any]:
+    """Start the run in a background thread (unless one is at work) and return the job's state."""
+    head = require_project(project_id, runtime)
+    if head.indexing is not None and not abandoned(head.indexing):
+        return head.indexing
+    started = threading.Event()
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            run_index(project_id, request, runtime, progress=lambda *_: started.set())
+        except BaseException as exc:  # the client is gone; the head and the server log tell it
+            failure.append(exc)
+        finally:
+            started.set()
+
+    threading.Thread(target=work, name=f"index-{project_id}", daemon=True).start()
+    started.wait(timeout=2.0)
+    if failure:
+        raise failure[0]
+    with translated_backend_errors():
+        now = runtime.projects.head(project_id)
+    return now.indexing or {"state": "done", "indexed_version": now.indexed_version}
+
+
+def abandoned(job: dict[str, Any]) -> bool:
+    """Whether a job's progress has not been refreshed for too long: its process is gone."""
+    return time.time() - float(job.get("updated", 0.0)) > ABANDONED_AFTER_S
+
+
+class JobProgress:
+    """The run's progress, kept in the project's head (throttled) and passed on to `forward`."""
+
+    def __init__(self, project_id: str, runtime: Runtime, forward: Progress | None) -> None:
+        self._project_id = project_id
+        self._projects = runtime.projects
+        self._forward = forward
+        self._started = time.time()
+        self._written = 0.0
+
+    def start(self) -> None:
+        """Record the job as running, with nothing done yet."""
+        self._write(0, 0, "")
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        """One more file planned."""
+        if self._forward is not None:
+            self._forward(done, total, path)
+        if time.monotonic() - self._written >= PROGRESS_EVERY_S or done == total:
+            self._write(done, total, path)
+
+    def finish(self) -> None:
+        """The job is over, whichever way it ended."""
+        self._projects.set_indexing(self._project_id, None)
+
+    def _write(self, done: int, total: int, path: str) -> None:
+        self._written = time.monotonic()
+        job = {
+            "state": "running",
+            "started": self._started,
+            "updated": time.time(),
+            "done": done,
+            "total": total,
+            "path": path,
+        }
+        self._projects.set_indexing(self._project_id, job)
+
+
+def _response(project_id: str, report: IndexReport, version: int) -> IndexResponse:
     fields: dict[str, Any] = {name: getattr(report, name) for name in REPORTED}
-    return IndexResponse(project_id=project_id, seconds=round(report.seconds, 3), **fields)
+    return IndexResponse(
+        project_id=project_id, seconds=round(report.seconds, 3), indexed_version=version, **fields
+    )

@@ -95,7 +95,10 @@ def test_grep_define_read_edit_approve_writes_once_and_replays(
     assert observations[3].startswith("Nothing was written yet.")
     assert observations[4] == "Wrote src/app.py (+1 -1 lines)."
 
-    open_store(settings).put("demo", "src/app.py", APP_PY.encode())  # back to the recorded start
+    # Back to the recorded start: the local tree still holds the old app.py; indexing it uploads that
+    # and brings the index in line (a store write behind the index's back would leave it stale, and
+    # find_definition would rightly leave the changed file out).
+    assert main(["index", str(project), "--project", "demo", "--server", url]) == 0
     capsys.readouterr()
     assert main(["replay", str(trace), "--server", url]) == 0
     assert "replay matched: final_answer after 5 steps" in capsys.readouterr().out

@@ -136,7 +136,9 @@ def test_a_project_without_an_overview_says_so(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
     llm_server.push("Final Answer: nothing")
-    body = step(make_client(), include_project_overview=True)
+    client = make_client()
+    client.put(f"/api/projects/{PROJECT}")
+    body = step(client, include_project_overview=True)
     assert (body["status"], body.get("notes")) == ("final_answer", None)
     assert after_instructions(system_prompt(llm_server)) == f"\n\n{NONE_AVAILABLE}"
 

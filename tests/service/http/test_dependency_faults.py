@@ -98,7 +98,9 @@ def endpoint(server: ThreadedMotoServer) -> str:
 
 def app_for(tmp_path: Path, embedder: LocalEmbedder | None = None, **fields: Any) -> TestClient:
     settings = Settings(data_dir=tmp_path, readiness_timeout_s=1.0, llm_retry_base_s=0.01, **fields)
-    return TestClient(create_app(settings, embedder=embedder), raise_server_exceptions=False)
+    client = TestClient(create_app(settings, embedder=embedder), raise_server_exceptions=False)
+    client.put("/api/projects/demo")  # the project the calls name (503 where the store is down)
+    return client
 
 
 def timed(call: Callable[[], Any]) -> tuple[Any, float]:

@@ -1,5 +1,6 @@
 """openapi.yaml against the app: valid 3.1, same routes, schemas and error codes, live bodies."""
 
+import hashlib
 import json
 import re
 import typing
@@ -27,6 +28,8 @@ from reactstep.service.http.endpoints import OPENAPI_PATH
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, NativeToolCall
 from reactstep.service.settings import Settings
 from reactstep.tools.errors import StoreUnavailable
+from reactstep.tools.projects.journal import Projects
+from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.local import LocalStore
 
 SPEC_URI = "urn:reactstep:openapi"
@@ -77,8 +80,9 @@ def component(name: str) -> dict[str, Any]:
 
 def spec_path(path: str, paths: dict[str, Any]) -> str:
     """The spec's path template a concrete path matches ('/api/projects/demo/index' -> '{project_id}')."""
+    path = path.split("?", 1)[0]
     for template in paths:
-        pattern = re.sub(r"\\\{[^/]+\\\}", "[^/]+", re.escape(template))
+        pattern = re.sub(r"\\\{[^/]+\\\}", "[^/]+", re.escape(template).replace(r"\{path\}", ".+"))
         if re.fullmatch(pattern, path):
             return template
     return path
@@ -98,19 +102,26 @@ def response_pointer(path: str, method: str, status: int) -> str:
     return ref.removeprefix("#") if ref else pointer
 
 
+def operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(path, method, operation) for every operation; a path item's shared `parameters` are skipped."""
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method in HTTP_METHODS:
+                yield path, method, operation
+
+
 def spec_error_responses() -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(where, status, response object) for every response listing x-error-codes."""
     spec = load_spec()
     for name, response in spec["components"]["responses"].items():
         yield f"components/responses/{name}", "", response
-    for path, item in spec["paths"].items():
-        for method, operation in item.items():
-            for status, response in operation["responses"].items():
-                if "$ref" in response:
-                    target = lookup(response["$ref"].removeprefix("#"))
-                    yield f"{method} {path} {status}", status, target
-                else:
-                    yield f"{method} {path} {status}", status, response
+    for path, method, operation in operations(spec):
+        for status, response in operation["responses"].items():
+            if "$ref" in response:
+                target = lookup(response["$ref"].removeprefix("#"))
+                yield f"{method} {path} {status}", status, target
+            else:
+                yield f"{method} {path} {status}", status, response
 
 
 def spec_error_codes() -> set[str]:
@@ -127,8 +138,12 @@ def test_spec_is_valid_openapi_3_1() -> None:
 
 
 def test_routes_match_spec_paths() -> None:
-    app_routes = {(route.path, method.lower()) for route in ROUTES for method in route.methods or ()}
-    app_routes -= {(route.path, "head") for route in ROUTES}  # Starlette adds HEAD to GET routes
+    app_routes = {
+        (re.sub(r"\{(\w+):\w+\}", r"{\1}", route.path), method.lower())  # {path:path} is {path}
+        for route in ROUTES
+        for method in route.methods or ()
+        if method != "HEAD"  # Starlette adds HEAD to GET routes
+    }
     spec_routes = {
         (path, method)
         for path, item in load_spec()["paths"].items()
@@ -350,13 +365,12 @@ def media_examples() -> Iterator[tuple[str, str, Any]]:
     """(id, schema pointer, example value) for every example in the spec."""
     spec = load_spec()
     bodies: list[tuple[str, dict[str, Any]]] = []
-    for path, item in spec["paths"].items():
-        for method, operation in item.items():
-            base = f"/paths/{escape(path)}/{method}"
-            if "requestBody" in operation:
-                bodies.append((f"{base}/requestBody", operation["requestBody"]))
-            for status, response in operation["responses"].items():
-                bodies.append((f"{base}/responses/{status}", response))
+    for path, method, operation in operations(spec):
+        base = f"/paths/{escape(path)}/{method}"
+        if "requestBody" in operation:
+            bodies.append((f"{base}/requestBody", operation["requestBody"]))
+        for status, response in operation["responses"].items():
+            bodies.append((f"{base}/responses/{status}", response))
     for name, response in spec["components"]["responses"].items():
         bodies.append((f"/components/responses/{name}", response))
     for where, body in bodies:
@@ -467,7 +481,8 @@ def test_error_codes_are_listed_under_their_http_status(
 ) -> None:
     statuses = {cls.code: cls.status for cls in service_errors()} | ROUTING_CODES
     codes = response.get("x-error-codes", [])
-    schemas_used = {media.get("schema", {}).get("$ref") for media in response["content"].values()}
+    bodies = response.get("content", {}).values()  # 204 and 304 have none
+    schemas_used = {media.get("schema", {}).get("$ref") for media in bodies}
     error_bodies = {"#/components/schemas/ErrorBody", "#/components/schemas/ValidationErrorBody"}
     assert bool(codes) is bool(schemas_used & error_bodies)
     for code in codes:
@@ -512,6 +527,12 @@ class BrokenStore(LocalStore):
     def get(self, project_id: str, path: str) -> bytes:
         raise StoreUnavailable("connection refused")
 
+    def get_index_file_tagged(self, project_id: str, name: str) -> tuple[bytes, str] | None:
+        raise StoreUnavailable("connection refused")
+
+    def put_index_file_if(self, project_id: str, name: str, data: bytes, expected_etag: str | None) -> str:
+        raise StoreUnavailable("connection refused")
+
     def check(self) -> None:
         raise StoreUnavailable("connection refused")
 
@@ -533,6 +554,8 @@ class Call:
     expect: dict[str, Any] = field(default_factory=dict)  # exact top-level values in the answer
     llm_calls: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    media: str | None = "application/json"  # the answer's content type; None: no body (204, 304)
+    tool_write: bool = False  # journal a tool's write of src/app.py before the call
 
 
 def step(**extra: Any) -> dict[str, Any]:
@@ -568,6 +591,22 @@ DEAD_URL = "http://127.0.0.1:9"  # discard port: nothing listens on loopback, re
 SERVICE_KEY = "rsk_openapi-test-key-0123456789"
 WITH_KEYS = {"api_keys": [key_entry(SERVICE_KEY, "demo,team-*")]}
 BEARER = {"authorization": f"Bearer {SERVICE_KEY}"}
+
+PROJECTS = "/api/projects"
+DEMO, FILE, SYNC = f"{PROJECTS}/demo", f"{PROJECTS}/demo/files/src/app.py", f"{PROJECTS}/demo/sync"
+FILE_ETAG = hashlib.md5(FILE_TEXT.encode()).hexdigest()
+FILE_SHA256 = hashlib.sha256(FILE_TEXT.encode()).hexdigest()
+BYE_SHA256 = hashlib.sha256(b"print('bye')\n").hexdigest()
+PROJECT_ROUTES = [
+    ("project create", "PUT", DEMO),
+    ("project report", "GET", DEMO),
+    ("project delete", "DELETE", DEMO),
+    ("file put", "PUT", FILE),
+    ("file get", "GET", FILE),
+    ("file delete", "DELETE", FILE),
+    ("sync", "POST", SYNC),
+    ("changes", "GET", f"{DEMO}/changes"),
+]
 
 CALLS: dict[str, Call] = {
     "react_step action_proposed": Call(
@@ -984,6 +1023,153 @@ CALLS: dict[str, Call] = {
         settings={"vector_backend": "qdrant", "qdrant_url": DEAD_URL, "qdrant_timeout_s": 1},
         code="vector_store_unavailable",
     ),
+    "react_step missing project": Call(
+        "POST",
+        REACT,
+        404,
+        json=step(project_id="nope"),
+        request_valid=True,
+        code="project_not_found",
+        llm_calls=0,
+    ),
+    "execute_action missing project": Call(
+        "POST",
+        EXECUTE,
+        404,
+        json=action(project_id="nope", tool_name="read_file", tool_args={"file_path": "a.py"}),
+        request_valid=True,
+        code="project_not_found",
+    ),
+    "project create": Call(
+        "PUT",
+        f"{PROJECTS}/fresh",
+        201,
+        expect={"project_id": "fresh", "files": 0, "chunks": 0, "version": 0, "index_state": "ready"},
+    ),
+    "project create again": Call("PUT", DEMO, 200, expect={"project_id": "demo", "files": 1, "version": 0}),
+    "project create bad id": Call("PUT", f"{PROJECTS}/bad$id", 422, code="validation_failed"),
+    "project create storage unavailable": Call(
+        "PUT", f"{PROJECTS}/fresh", 503, broken_store=True, code="storage_unavailable"
+    ),
+    "project report": Call(
+        "GET", DEMO, 200, expect={"files": 1, "bytes": 12, "version": 0, "indexed_version": 0, "chunks": 0}
+    ),
+    "project report missing": Call("GET", f"{PROJECTS}/nope", 404, code="project_not_found"),
+    "project report bad id": Call("GET", f"{PROJECTS}/bad$id", 422, code="validation_failed"),
+    "project report storage unavailable": Call(
+        "GET", DEMO, 503, broken_store=True, code="storage_unavailable"
+    ),
+    "project delete": Call("DELETE", DEMO, 204, media=None),
+    "project delete missing": Call("DELETE", f"{PROJECTS}/nope", 404, code="project_not_found"),
+    "project delete bad id": Call("DELETE", f"{PROJECTS}/bad$id", 422, code="validation_failed"),
+    "project delete storage unavailable": Call(
+        "DELETE", DEMO, 503, broken_store=True, code="storage_unavailable"
+    ),
+    "file put": Call(
+        "PUT",
+        FILE,
+        200,
+        content=b"print('bye')\n",
+        expect={"path": "src/app.py", "version": 1, "changed": True},
+    ),
+    "file put missing project": Call(
+        "PUT", f"{PROJECTS}/nope/files/a.py", 404, content=b"x", code="project_not_found"
+    ),
+    "file put over a tool write": Call(
+        "PUT", f"{FILE}?base_version=0", 409, content=b"mine\n", tool_write=True, code="conflict"
+    ),
+    "file put if-match failed": Call(
+        "PUT", FILE, 412, content=b"x", headers={"if-match": '"0123"'}, code="precondition_failed"
+    ),
+    "file put too large": Call(
+        "PUT", FILE, 413, content=b"x" * 11, settings={"file_max_bytes": 10}, code="payload_too_large"
+    ),
+    "file put bad path": Call("PUT", f"{DEMO}/files/a%07b.py", 422, content=b"x", code="invalid_path"),
+    "file put storage unavailable": Call(
+        "PUT", FILE, 503, content=b"x", broken_store=True, code="storage_unavailable"
+    ),
+    "file get": Call("GET", FILE, 200, media="application/octet-stream"),
+    "file get not modified": Call("GET", FILE, 304, headers={"if-none-match": f'"{FILE_ETAG}"'}, media=None),
+    "file get missing": Call("GET", f"{DEMO}/files/src/nope.py", 404, code="file_not_found"),
+    "file get bad path": Call("GET", f"{DEMO}/files/a%07b.py", 422, code="invalid_path"),
+    "file get storage unavailable": Call("GET", FILE, 503, broken_store=True, code="storage_unavailable"),
+    "file delete": Call("DELETE", FILE, 200, expect={"path": "src/app.py", "version": 1, "sha256": None}),
+    "file delete missing": Call("DELETE", f"{DEMO}/files/src/nope.py", 404, code="file_not_found"),
+    "file delete over a tool write": Call(
+        "DELETE", f"{FILE}?base_version=0", 409, tool_write=True, code="conflict"
+    ),
+    "file delete if-match failed": Call(
+        "DELETE", FILE, 412, headers={"if-match": '"0123"'}, code="precondition_failed"
+    ),
+    "file delete bad path": Call("DELETE", f"{DEMO}/files/a%07b.py", 422, code="invalid_path"),
+    "file delete storage unavailable": Call(
+        "DELETE", FILE, 503, broken_store=True, code="storage_unavailable"
+    ),
+    "sync": Call(
+        "POST",
+        SYNC,
+        200,
+        json={"files": {"src/app.py": FILE_SHA256, "src/new.py": "0" * 64}, "base_version": 0},
+        request_valid=True,
+        expect={"version": 0, "upload": ["src/new.py"], "delete": [], "conflicts": []},
+    ),
+    "sync invalid json": Call("POST", SYNC, 400, content=b"{", code="invalid_json"),
+    "sync missing project": Call(
+        "POST", f"{PROJECTS}/nope/sync", 404, json={"files": {}}, request_valid=True, code="project_not_found"
+    ),
+    "sync base_version ahead": Call(
+        "POST", SYNC, 409, json={"files": {}, "base_version": 5}, request_valid=True, code="conflict"
+    ),
+    "sync too large": Call(
+        "POST",
+        SYNC,
+        413,
+        json={"files": {"a.py": "0" * 64}},
+        settings={"sync_max_body_bytes": 10},
+        code="payload_too_large",
+    ),
+    "sync malformed hash": Call(
+        "POST", SYNC, 422, json={"files": {"a.py": "xyz"}}, request_valid=False, code="validation_failed"
+    ),
+    "sync storage unavailable": Call(
+        "POST", SYNC, 503, json={"files": {}}, broken_store=True, code="storage_unavailable"
+    ),
+    "changes": Call(
+        "GET",
+        f"{DEMO}/changes?since=0",
+        200,
+        tool_write=True,
+        expect={
+            "version": 1,
+            "changes": [{"version": 1, "path": "src/app.py", "sha256": BYE_SHA256, "origin": "tool"}],
+        },
+    ),
+    "changes missing project": Call("GET", f"{PROJECTS}/nope/changes", 404, code="project_not_found"),
+    "changes since ahead": Call("GET", f"{DEMO}/changes?since=9", 409, code="conflict"),
+    "changes bad since": Call("GET", f"{DEMO}/changes?since=-1", 422, code="validation_failed"),
+    "changes storage unavailable": Call(
+        "GET", f"{DEMO}/changes", 503, broken_store=True, code="storage_unavailable"
+    ),
+    "index in the background": Call("POST", INDEX, 202, json={"background": True}, request_valid=True),
+    "index streamed": Call(
+        "POST", INDEX, 200, json={"stream": True}, media="text/event-stream; charset=utf-8"
+    ),
+    "index missing project": Call("POST", f"{PROJECTS}/nope/index", 404, code="project_not_found"),
+    **{
+        f"{name} without a service key": Call(method, path, 401, settings=WITH_KEYS, code="unauthorized")
+        for name, method, path in PROJECT_ROUTES
+    },
+    **{
+        f"{name} outside the key": Call(
+            method,
+            path.replace("/demo", "/other"),
+            403,
+            settings=WITH_KEYS,
+            headers=BEARER,
+            code="forbidden_project",
+        )
+        for name, method, path in PROJECT_ROUTES
+    },
     "tools": Call("GET", "/api/agent/tools", 200),
     "healthz": Call("GET", "/healthz", 200, expect={"status": "ok"}),
     "readyz ready": Call("GET", "/readyz", 200, expect={"status": "ready", "checks": {"storage": "ok"}}),
@@ -1021,6 +1207,7 @@ EMBEDDING_FAULTS = {
     ("/api/agent/execute_action", "post", "504"),
     ("/api/projects/{project_id}/index", "post", "502"),
     ("/api/projects/{project_id}/index", "post", "504"),
+    ("/api/projects/{project_id}/sync", "post", "502"),
 }
 
 
@@ -1029,8 +1216,7 @@ def test_live_calls_cover_every_route_and_documented_status() -> None:
     called = {(spec_path(c.path, paths), c.method.lower(), str(c.status)) for c in CALLS.values()}
     documented = {
         (path, method, status)
-        for path, item in load_spec()["paths"].items()
-        for method, operation in item.items()
+        for path, method, operation in operations(load_spec())
         for status in operation["responses"]
     }
     # 500 is documented for every operation but only provoked on react_step. The embedding
@@ -1057,11 +1243,14 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
     store = (BrokenStore if call.broken_store else LocalStore)(tmp_path / "objects")
     if not call.broken_store:
         store.put("demo", "src/app.py", FILE_TEXT.encode())
+    if call.tool_write:
+        JournaledStore(store, Projects(store), "tool").put("demo", "src/app.py", b"print('bye')\n")
     gateway = ScriptedGateway(list(call.script))
     app = create_app(settings, llm=gateway, store=store)
     with TestClient(app, raise_server_exceptions=False) as client:
         if call.content is not None:
-            headers = {"content-type": "application/json", **call.headers}
+            json_body = call.method == "POST"
+            headers = {"content-type": "application/json", **call.headers} if json_body else call.headers
             response = client.request(call.method, call.path, content=call.content, headers=headers)
         else:
             response = client.request(call.method, call.path, json=call.json, headers=call.headers)
@@ -1072,6 +1261,11 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
 def test_live_answer_matches_the_spec(call: Call, tmp_path: Path) -> None:
     response, gateway = answer(call, tmp_path)
     assert response.status_code == call.status, response.text
+    if call.media != "application/json":
+        assert response.headers.get("content-type") == call.media
+        if call.media is None:
+            assert response.content == b""
+        return
     assert response.headers["content-type"] == "application/json"
     body = response.json()
 

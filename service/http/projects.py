@@ -1,0 +1,183 @@
+"""Thin endpoints for a project's life over HTTP: the project, its files, sync, changes, indexing."""
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from reactstep.service.errors import ServiceError, ValidationFailed
+from reactstep.service.http.auth import authorize_project
+from reactstep.service.http.bodies import read_limited, read_model
+from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import check_project_id
+from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
+from reactstep.service.workspace.files import Preconditions, delete_file, get_file, put_file
+from reactstep.service.workspace.indexing import IndexRequest, run_index, start_index_job
+from reactstep.service.workspace.projects import create_project, delete_project, describe_project
+from reactstep.service.workspace.sync import SyncRequest, list_changes, run_sync
+
+logger = logging.getLogger("reactstep")
+PROGRESS_EVENT_EVERY_S = 0.25
+
+
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def _project(request: Request) -> str:
+    """The authorised project id of the URL."""
+    return authorize_project(request, check_project_id(request.path_params["project_id"]))
+
+
+async def put_project(request: Request) -> JSONResponse:
+    """PUT /api/projects/{project_id}: create it (idempotent); 201 when new, 200 when it existed."""
+    report, created = await run_in_threadpool(create_project, _project(request), _runtime(request))
+    return JSONResponse(report.model_dump(mode="json"), status_code=201 if created else 200)
+
+
+async def get_project(request: Request) -> JSONResponse:
+    """GET /api/projects/{project_id}: files, chunks, versions and index state."""
+    report = await run_in_threadpool(describe_project, _project(request), _runtime(request))
+    return JSONResponse(report.model_dump(mode="json"))
+
+
+async def remove_project(request: Request) -> Response:
+    """DELETE /api/projects/{project_id}: files, index, symbols, overview and journal."""
+    await run_in_threadpool(delete_project, _project(request), _runtime(request))
+    return Response(status_code=204)
+
+
+async def put_project_file(request: Request) -> JSONResponse:
+    """PUT /api/projects/{project_id}/files/{path}: the raw body becomes the file, or nothing does."""
+    project_id = _project(request)
+    runtime = _runtime(request)
+    when = _preconditions(request)
+    data = await read_limited(request, runtime.settings.file_max_bytes)
+    stored = await run_in_threadpool(put_file, project_id, request.path_params["path"], data, when, runtime)
+    return JSONResponse(stored.model_dump(mode="json"), headers={"etag": _quoted(stored.etag)})
+
+
+async def get_project_file(request: Request) -> Response:
+    """GET /api/projects/{project_id}/files/{path}: the raw bytes with their ETag (304 if unchanged)."""
+    project_id = _project(request)
+    body = await run_in_threadpool(get_file, project_id, request.path_params["path"], _runtime(request))
+    headers = {"etag": _quoted(body.etag)}
+    if body.etag in _etags(request.headers.get("if-none-match")):
+        return Response(status_code=304, headers=headers)
+    return Response(body.data, media_type="application/octet-stream", headers=headers)
+
+
+async def delete_project_file(request: Request) -> JSONResponse:
+    """DELETE /api/projects/{project_id}/files/{path}."""
+    project_id = _project(request)
+    when = _preconditions(request)
+    stored = await run_in_threadpool(
+        delete_file, project_id, request.path_params["path"], when, _runtime(request)
+    )
+    return JSONResponse(stored.model_dump(mode="json"))
+
+
+async def sync_project(request: Request) -> JSONResponse:
+    """POST /api/projects/{project_id}/sync: the manifest in, what to upload, delete and fetch out."""
+    project_id = _project(request)
+    runtime = _runtime(request)
+    limit, depth = runtime.settings.sync_max_body_bytes, runtime.settings.max_json_depth
+    body = await read_model(request, SyncRequest, limit, max_depth=depth)
+    result = await run_in_threadpool(run_sync, project_id, body, runtime)
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def project_changes(request: Request) -> JSONResponse:
+    """GET /api/projects/{project_id}/changes?since=<version>."""
+    project_id = _project(request)
+    since = _version_param(request, "since", default=0)
+    result = await run_in_threadpool(list_changes, project_id, since, _runtime(request))
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def index_project(request: Request) -> Response:
+    """POST /api/projects/{project_id}/index: wait for the run, start it (202), or stream its progress."""
+    project_id = _project(request)
+    runtime = _runtime(request)
+    settings = runtime.settings
+    body = await read_model(request, IndexRequest, settings.max_body_bytes, True, settings.max_json_depth)
+    if body.stream:
+        await run_in_threadpool(describe_project, project_id, runtime)  # 404 now, not as an event
+        return EventStreamResponse(_index_events(project_id, body, runtime), headers=HEADERS)
+    if body.background:
+        job = await run_in_threadpool(start_index_job, project_id, body, runtime)
+        return JSONResponse({"project_id": project_id, "indexing": job}, status_code=202)
+    result = await run_in_threadpool(run_index, project_id, body, runtime)
+    return JSONResponse(result.model_dump(mode="json"))
+
+
+async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -> AsyncIterator[bytes]:
+    """`progress` events (at most four a second), then one `result` or `error`."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    last = [0.0]
+
+    def progress(done: int, total: int, path: str) -> None:
+        if done == total or time.monotonic() - last[0] >= PROGRESS_EVENT_EVERY_S:
+            last[0] = time.monotonic()
+            item = ("progress", {"done": done, "total": total, "path": path})
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    async def run() -> None:
+        try:
+            result = await run_in_threadpool(run_index, project_id, body, runtime, progress)
+            queue.put_nowait(("result", result.model_dump(mode="json")))
+        except ServiceError as exc:
+            queue.put_nowait(("error", exc.to_body()))
+        except Exception as exc:  # the traceback to the log; the client gets a code
+            logger.error("index stream of %s failed", project_id, exc_info=exc)
+            queue.put_nowait(
+                ("error", {"error": {"code": "internal_error", "message": "see the server log"}})
+            )
+
+    task = asyncio.create_task(run())
+    try:
+        while True:
+            name, data = await queue.get()
+            yield event(name, data)
+            if name != "progress":
+                return
+    finally:
+        if not task.done():
+            task.cancel()  # the run itself finishes in its thread; only the waiting stops
+
+
+def _preconditions(request: Request) -> Preconditions:
+    """If-Match / If-None-Match headers and the base_version query parameter."""
+    if_match = request.headers.get("if-match")
+    return Preconditions(
+        if_match=None if if_match is None else frozenset(_etags(if_match)),
+        if_none_match="*" if request.headers.get("if-none-match", "").strip() == "*" else None,
+        base_version=_version_param(request, "base_version", default=None),
+    )
+
+
+def _etags(header: str | None) -> set[str]:
+    """The entity tags of an If-Match / If-None-Match header, without quotes or W/."""
+    if header is None:
+        return set()
+    return {tag.strip().removeprefix("W/").strip('"') for tag in header.split(",") if tag.strip()}
+
+
+def _version_param(request: Request, name: str, default: int | None) -> Any:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or len(raw) > 18:
+        raise ValidationFailed(f"{name} must be a version: a non-negative integer")
+    return int(raw)
+
+
+def _quoted(etag: str | None) -> str:
+    return f'"{etag}"' if etag else ""

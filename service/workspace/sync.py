@@ -1,0 +1,161 @@
+"""Sync in one round trip, and the change feed that brings the server's own writes home.
+
+client manifest {path: sha256} ──► compared with the server's hashes of its files
+    differs or missing on the server          ──► upload   (the client PUTs them, If-Match: etags[path])
+    on the server, not in the manifest        ──► delete   (applied only with "apply_deletes": true)
+    a tool changed it after base_version and
+    the client's bytes are not the tool's     ──► conflict (neither: fetch it from the change feed first)
+"""
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from reactstep.service.errors import Conflict, ValidationFailed
+from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
+from reactstep.service.workspace.failures import translated_backend_errors
+from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
+from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.tools.projects.journal import Change
+from reactstep.tools.projects.journaled import JournaledStore
+from reactstep.tools.store.paths import normalize_path
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class SyncRequest(StrictModel):
+    """POST /api/projects/{project_id}/sync: the client's whole workspace as path -> sha256."""
+
+    files: dict[str, Sha256]
+    base_version: int | None = Field(None, ge=0)
+    apply_deletes: bool = False
+    index: bool = False
+    embedding_model_config: EmbeddingModelConfig | None = None
+    user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
+
+
+class SyncConflict(BaseModel):
+    """A path a tool changed after the client's base_version, where the client holds other bytes."""
+
+    path: str
+    version: int
+
+
+class SyncResponse(BaseModel):
+    """What the client must upload, what the server would delete (or did), and what to fetch first."""
+
+    version: int
+    upload: list[str]
+    etags: dict[str, str | None]  # per upload path: If-Match for the PUT (None: If-None-Match: *)
+    delete: list[str]
+    deleted: list[str]
+    conflicts: list[SyncConflict]
+    index: IndexResponse | None = None
+
+
+class ChangeItem(BaseModel):
+    """One entry of the change feed."""
+
+    version: int
+    path: str
+    sha256: str | None
+    origin: str
+
+
+class ChangesResponse(BaseModel):
+    """GET /api/projects/{project_id}/changes: the project's version and every change after `since`."""
+
+    version: int
+    changes: list[ChangeItem]
+
+
+def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncResponse:
+    """Compare the manifest with the project's files; delete (when asked) and index (when asked)."""
+    _check_manifest(request.files, runtime.settings.sync_max_files)
+    head = require_project(project_id, runtime)
+    base = request.base_version
+    if base is not None and base > head.version:
+        raise Conflict(
+            f"base_version {base} is ahead of project {project_id!r} (version {head.version}); it was "
+            "deleted and created again, so sync with base_version null"
+        )
+    with translated_backend_errors():
+        server = runtime.projects.hashes(project_id)
+        written = runtime.projects.tool_changes_since(project_id, base or 0)
+        ours = request.files
+        conflicts = sorted(path for path in written if ours.get(path) != server.get(path))
+        held = set(conflicts)
+        upload = sorted(
+            path for path, digest in ours.items() if server.get(path) != digest and path not in held
+        )
+        delete = sorted(path for path in server if path not in ours and path not in held)
+        deleted = _apply_deletes(project_id, delete, head.version, runtime) if request.apply_deletes else []
+        etags = {path: _etag(project_id, path, runtime) if path in server else None for path in upload}
+        version = runtime.projects.head(project_id).version
+    index = None
+    if request.index:
+        index_request = IndexRequest(
+            embedding_model_config=request.embedding_model_config, user_api_keys=request.user_api_keys
+        )
+        index = run_index(project_id, index_request, runtime)
+    return SyncResponse(
+        version=version,
+        upload=upload,
+        etags=etags,
+        delete=[] if request.apply_deletes else delete,
+        deleted=deleted,
+        conflicts=[SyncConflict(path=path, version=written[path]) for path in conflicts],
+        index=index,
+    )
+
+
+def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesResponse:
+    """Every change after version `since`, oldest first."""
+    head = require_project(project_id, runtime)
+    if since > head.version:
+        raise Conflict(
+            f"since={since} is ahead of project {project_id!r} (version {head.version}); it was deleted "
+            "and created again, so sync from scratch"
+        )
+    with translated_backend_errors():
+        version, changes = runtime.projects.changes_since(project_id, since)
+    return ChangesResponse(version=version, changes=[_item(change) for change in changes])
+
+
+def _check_manifest(files: dict[str, str], limit: int) -> None:
+    """422 for a manifest over the file-count limit or naming a path that is not canonical."""
+    if len(files) > limit:
+        raise ValidationFailed(f"the manifest lists {len(files)} files; a sync takes at most {limit}")
+    for path in files:
+        with valid_path():
+            clean = normalize_path(path)
+        if clean != path or not clean:
+            raise ValidationFailed(
+                f"manifest path {path!r} is not in canonical form; send {clean!r}"
+                if clean
+                else "the manifest names the project root; name files relative to it"
+            )
+
+
+def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime: Runtime) -> list[str]:
+    """Delete what the plan said, unless the project moved on since (409: sync again)."""
+    now = runtime.projects.head(project_id).version
+    if now != planned_at:
+        raise Conflict(
+            f"project {project_id!r} changed during this sync (version {planned_at} -> {now}); nothing "
+            "was deleted; sync again"
+        )
+    store = JournaledStore(runtime.store, runtime.projects, "sync")
+    for path in delete:
+        store.delete(project_id, path)
+    return delete
+
+
+def _etag(project_id: str, path: str, runtime: Runtime) -> str | None:
+    info = runtime.store.head(project_id, path)
+    return info.etag if info is not None else None
+
+
+def _item(change: Change) -> ChangeItem:
+    return ChangeItem(version=change.version, path=change.path, sha256=change.sha256, origin=change.origin)
