@@ -4,7 +4,8 @@
         │                                                              └─ no ──► read, chunk
         │        chunk key = (path, hash of the embedded text, n-th occurrence): same key, same point
         │            key known, lines moved ──► update start/end lines (no embedding)
-        │            key new               ──► embed (dense) + encode (sparse) ──► upsert
+        │            key new               ──► dense vector from the cache by content, else embed;
+        │                                          encode (sparse) ──► upsert
         │            old keys of the file not seen again ──► delete
         └──► files gone from the store ──► delete their points
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reactstep.tools.errors import ToolError
+from reactstep.tools.index.embedding_cache import EmbeddingCache
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, save_symbol_index
 from reactstep.tools.source.chunking import Chunk, FileOutline, detect_language, outline_file
@@ -54,8 +56,18 @@ class IndexReport:
 
 
 def embedding_text(chunk: Chunk) -> str:
-    """What the models read for a chunk: where it is, what it is, then the code."""
+    """What the lexical ranking reads for a chunk: where it is, what it is, then the code."""
     header = " ".join(part for part in (chunk.path, chunk.symbol) if part)
+    return f"{header}\n{chunk.content}"
+
+
+def dense_text(chunk: Chunk) -> str:
+    """What the embedding model reads: the file's name (not its directories), the symbol, the code.
+
+    Leaving the directories out keys the embedding cache by content: a renamed directory, a
+    revert or a second project with the same code embeds nothing again.
+    """
+    header = " ".join(part for part in (chunk.path.rsplit("/", 1)[-1], chunk.symbol) if part)
     return f"{header}\n{chunk.content}"
 
 
@@ -241,9 +253,24 @@ def _apply(
     plan: _Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
 ) -> None:
     collection = report.collection
+    if plan.new_points:
+        _add_points(plan, project_id, vectors, embedder, report)
+    if plan.moved:
+        vectors.update_payload(collection, plan.moved)
+    if plan.stale:
+        vectors.delete(collection, plan.stale)
+        report.removed += len(plan.stale)
+
+
+def _add_points(
+    plan: _Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
+) -> None:
+    """Upsert the new points, their dense vectors from the cache where it has them."""
+    collection = report.collection
+    cache = EmbeddingCache(vectors, collection, embedder.dimension)
     for start in range(0, len(plan.new_points), EMBED_BATCH):
         batch = plan.new_points[start : start + EMBED_BATCH]
-        dense = embedder.embed_documents([embedding_text(chunk) for _, chunk, _ in batch])
+        dense, embedded = cache.embed([dense_text(chunk) for _, chunk, _ in batch], embedder)
         points = [
             ChunkPoint(
                 id=point_id,
@@ -254,12 +281,8 @@ def _apply(
             for (point_id, chunk, facts), vector in zip(batch, dense, strict=True)
         ]
         vectors.upsert(collection, points)
-        report.embedded += len(points)
-    if plan.moved:
-        vectors.update_payload(collection, plan.moved)
-    if plan.stale:
-        vectors.delete(collection, plan.stale)
-        report.removed += len(plan.stale)
+        report.embedded += embedded
+        report.reused += len(points) - embedded
 
 
 def _payload(project_id: str, chunk: Chunk, file_facts: dict[str, Any]) -> dict[str, Any]:

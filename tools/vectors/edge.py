@@ -108,6 +108,20 @@ class EdgeVectorStore:
             if offset is None:
                 return facts
 
+    def dense_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """id -> dense vector of the points that exist among `ids`."""
+        shard = self._shard(collection)
+        found: dict[str, list[float]] = {}
+        for batch in batches(ids):
+            with engine_errors(f"read vectors of {collection!r}"):
+                records = shard.retrieve(list(batch), False, [DENSE])
+            for record in records:
+                named = record.vector if isinstance(record.vector, dict) else {}
+                vector = named.get(DENSE)
+                if isinstance(vector, list):
+                    found[str(record.id)] = [float(value) for value in vector if isinstance(value, float)]
+        return found
+
     def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None:
         """Overwrite some payload fields of some points (the vectors stay)."""
         shard = self._shard(collection)

@@ -121,6 +121,21 @@ class QdrantVectorStore:
             if offset is None:
                 return facts
 
+    def dense_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """id -> dense vector of the points that exist among `ids`."""
+        found: dict[str, list[float]] = {}
+        for batch in batches(ids):
+            with translated_errors(f"read vectors of {collection!r}"):
+                records = self._client.retrieve(
+                    collection, list(batch), with_payload=False, with_vectors=[DENSE]
+                )
+            for record in records:
+                vectors = record.vector if isinstance(record.vector, dict) else {}
+                vector = vectors.get(DENSE)
+                if isinstance(vector, list):
+                    found[str(record.id)] = [float(value) for value in vector if isinstance(value, float)]
+        return found
+
     def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None:
         """Overwrite some payload fields of some points (the vectors stay)."""
         for point_id, fields in updates.items():

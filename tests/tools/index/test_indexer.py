@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.tools.index.indexer import IndexReport, collection_name, index_project
+from reactstep.tools.index.indexer import IndexReport, collection_name, index_paths, index_project
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder
 from reactstep.tools.vectors.qdrant import QdrantVectorStore
@@ -117,3 +117,40 @@ def _query(text: str):  # type: ignore[no-untyped-def]
     from reactstep.tools.vectors.sparse import encode_query
 
     return encode_query(text)
+
+
+def test_renaming_a_directory_or_indexing_the_same_code_again_embeds_nothing(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    first = run(files, vectors, local_embedder)
+    files.delete("demo", "src/app.py")
+    files.put("demo", "lib/core/app.py", APP)  # the directory renamed
+    moved = run(files, vectors, local_embedder)
+    assert (moved.embedded, moved.reused, moved.chunks) == (0, first.chunks, first.chunks)
+    paths = {facts["path"] for facts in vectors.project_points(moved.collection, "demo").values()}
+    assert paths == {"lib/core/app.py", "README.md"}
+    other = index_project("other", files, vectors, local_embedder, max_file_bytes=100_000)
+    assert (other.embedded, other.reused) == (0, other.chunks)  # another project, the same code
+    files.put("demo", "lib/core/app.py", APP + b"\n\ndef extra():\n    return 1\n")
+    changed = run(files, vectors, local_embedder)
+    assert changed.embedded == 1  # only the new function
+    files.put("demo", "lib/core/app.py", APP)  # reverted
+    assert run(files, vectors, local_embedder).embedded == 0
+
+
+def test_index_paths_touches_only_the_given_files(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    first = run(files, vectors, local_embedder)
+    files.put("demo", "src/app.py", APP.replace(b"del self.names[user_id]", b"self.names.pop(user_id)"))
+    files.put("demo", "src/new.py", b"def fresh_function():\n    return 'fresh'\n")
+    report = index_paths(
+        "demo", files, vectors, local_embedder, ["src/app.py", "src/new.py"], max_file_bytes=100_000
+    )
+    assert (report.files, report.embedded, report.removed) == (2, 3, 2)
+    assert vectors.count(report.collection, "demo") == first.chunks + 1
+    files.delete("demo", "src/new.py")
+    gone = index_paths("demo", files, vectors, local_embedder, ["src/new.py"], max_file_bytes=100_000)
+    assert (gone.files, gone.removed) == (0, 1)
+    assert vectors.count(report.collection, "demo") == first.chunks
+    assert run(files, vectors, local_embedder).embedded == 0  # a full run agrees with the partial ones

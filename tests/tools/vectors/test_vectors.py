@@ -366,3 +366,21 @@ def test_open_vector_store_picks_the_configured_back_end(tmp_path: Path) -> None
         remote.close()
     with pytest.raises(VectorStoreError, match="QDRANT_URL"):
         open_vector_store(Settings(data_dir=tmp_path, vector_backend="qdrant"))
+
+
+def test_dense_vectors_are_read_back_by_id(store: VectorStore) -> None:
+    north = [0.0, 1.0, 0.0, 0.0]
+    store.upsert(COLLECTION, [chunk(f"v{n}", dense=north if n % 2 else EAST) for n in range(300)])
+    wanted = [point_id(f"v{n}") for n in range(300)] + [point_id("never stored")]
+    found = store.dense_vectors(COLLECTION, wanted)
+    assert len(found) == 300
+    assert (found[point_id("v0")], found[point_id("v1")]) == (EAST, north)
+
+
+def test_project_points_below_a_path(store: VectorStore) -> None:
+    store.upsert(COLLECTION, [chunk(name, path=path) for name, path in PATHS.items()])
+    below = store.project_points(COLLECTION, "alpha", "src/api")
+    assert sorted(facts["path"] for facts in below.values()) == ["src/api/sub/y.py", "src/api/x.py"]
+    assert [facts["path"] for facts in store.project_points(COLLECTION, "alpha", "src/apix.py").values()] == [
+        "src/apix.py"
+    ]
