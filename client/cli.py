@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactstep.client.console import StepPrinter
 from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
@@ -14,7 +14,11 @@ from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, re
 from reactstep.service.errors import ServiceError
 from reactstep.service.settings import Settings
 
+if TYPE_CHECKING:
+    from reactstep.client.project_api import ProjectApi
+
 TOOL_CALLING = ("text", "native", "auto")
+IN_PROCESS = "in-process"  # the server a folder's sync state names when no --server was given
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         code: int = args.run(args)
-    except (ClientError, ReplayMismatch, ServiceError) as exc:
+    except (ClientError, ReplayMismatch, ServiceError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return code
@@ -37,17 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default REACTSTEP_PORT or 8000)")
     serve.set_defaults(run=_serve)
 
-    upload = commands.add_parser("upload", help="copy a local tree into the object store")
-    upload.add_argument("path", type=Path)
-    upload.add_argument("--project", required=True, help="project id")
-    upload.set_defaults(run=_upload)
-
-    index = commands.add_parser("index", help="upload a local tree and index it for code_search")
-    index.add_argument("path", type=Path)
-    index.add_argument("--project", required=True, help="project id")
-    index.add_argument("--server", help="index through this running server (it owns the vector store)")
-    index.set_defaults(run=_index)
-
+    _add_workspace_commands(commands)
     _add_ask_and_replay(commands)
 
     hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
@@ -55,6 +49,37 @@ def _parser() -> argparse.ArgumentParser:
     hash_key.add_argument("--stdin", action="store_true", help="hash a key read from stdin, not a new one")
     hash_key.set_defaults(run=_hash_key)
     return parser
+
+
+def _add_workspace_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    where = "server URL (default: an in-process server on this machine's store)"
+    for name, help_text in (
+        ("sync", "make the project hold exactly this folder's files (only changed files travel)"),
+        ("upload", "the same as sync"),
+        ("index", "sync the folder, then bring the project's search index in line"),
+    ):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("path", type=Path)
+        command.add_argument("--project", required=True, help="project id")
+        command.add_argument("--server", help=where)
+        command.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite files a tool changed on the server since the last sync (by default: refused)",
+        )
+        command.add_argument(
+            "--keep-deleted", action="store_true", help="leave the server's files this folder lacks"
+        )
+        if name != "index":
+            command.add_argument("--index", action="store_true", help="index the project afterwards")
+        command.set_defaults(run=_sync, index=name == "index")
+
+    pull = commands.add_parser("pull", help="write the changes tools made on the server into the folder")
+    pull.add_argument("path", type=Path)
+    pull.add_argument("--project", required=True, help="project id")
+    pull.add_argument("--server", help=where)
+    pull.add_argument("--force", action="store_true", help="overwrite files edited here as well")
+    pull.set_defaults(run=_pull)
 
 
 def _add_ask_and_replay(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -124,40 +149,55 @@ def _hash_key(args: argparse.Namespace) -> int:
     return 0
 
 
-def _upload(args: argparse.Namespace) -> int:
-    from reactstep.service.backends import open_store
-    from reactstep.tools.store.upload import upload_tree
+def _sync(args: argparse.Namespace) -> int:
+    from reactstep.client.progress import ProgressBar
+    from reactstep.client.sync import SyncOptions, sync_folder
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
         return 2
     settings = Settings()
-    store = open_store(settings)
-    report = upload_tree(args.path, args.project, store, settings.upload_max_file_bytes)
+    options = SyncOptions(
+        force=args.force,
+        apply_deletes=not args.keep_deleted,
+        index=args.index,
+        max_file_bytes=settings.upload_max_file_bytes,
+    )
+    uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
+    with ExitStack() as stack:
+        api = stack.enter_context(_project_api(stack, args, settings))
+        stack.callback(indexing.finish)
+        stack.callback(uploading.finish)
+        report = sync_folder(api, args.path, args.server or IN_PROCESS, options, uploading, indexing)
     print(report.summary())
+    if report.index is not None:
+        from reactstep.service.workspace.indexing import IndexResponse
+
+        print(IndexResponse.model_validate(report.index).summary())
     return 0
 
 
-def _index(args: argparse.Namespace) -> int:
+def _pull(args: argparse.Namespace) -> int:
     from reactstep.client.progress import ProgressBar
-    from reactstep.service.runtime import build_runtime
-    from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
+    from reactstep.client.pull import pull_folder
 
-    if _upload(args) != 0:
+    if not args.path.is_dir():
+        print(f"error: {args.path} is not a directory", file=sys.stderr)
         return 2
-    if args.server:
-        result = AgentClient(args.server, _client_key()).post(f"/api/projects/{args.project}/index", {})
-        report = IndexResponse.model_validate(result)
-    else:
-        runtime = build_runtime(Settings())
-        bar = ProgressBar("indexing")
-        try:
-            report = run_index(args.project, IndexRequest(), runtime, progress=bar)
-        finally:
-            bar.finish()
-            runtime.vectors.close()
+    bar = ProgressBar("pulling")
+    with ExitStack() as stack:
+        api = stack.enter_context(_project_api(stack, args, Settings()))
+        stack.callback(bar.finish)
+        report = pull_folder(api, args.path, args.server or IN_PROCESS, args.force, bar)
     print(report.summary())
     return 0
+
+
+def _project_api(stack: ExitStack, args: argparse.Namespace, settings: Settings) -> "ProjectApi":
+    from reactstep.client.project_api import ProjectApi
+
+    server_url = args.server or _in_process_server(stack, settings)
+    return ProjectApi(server_url, args.project, _client_key())
 
 
 def _ask(args: argparse.Namespace) -> int:
@@ -233,6 +273,6 @@ def _in_process_server(stack: ExitStack, settings: Settings) -> str:
 
 
 def _client_key() -> str | None:
-    """The service key `ask`, `replay` and `index --server` send (REACTSTEP_CLIENT_API_KEY)."""
+    """The service key the client commands send (REACTSTEP_CLIENT_API_KEY)."""
     key = Settings().client_api_key
     return key.get_secret_value() if key else None

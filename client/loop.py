@@ -21,6 +21,7 @@ import httpx
 Event = dict[str, Any]
 Listener = Callable[[str, dict[str, Any], dict[str, Any]], None]
 ThoughtSink = Callable[[str], None]
+EventSink = Callable[[str, dict[str, Any]], None]  # (event name, data) of each event before `result`
 ToolRunner = Callable[[str, dict[str, Any]], dict[str, Any]]  # (tool_name, tool_args) -> observation
 Approver = Callable[[dict[str, Any]], bool]  # {tool_name, tool_args, diff} -> apply it?
 REJECTED = "The user rejected this change; nothing was written."
@@ -30,6 +31,15 @@ RETRY_STATUSES = ("format_error", "truncated_output")
 
 class ClientError(Exception):
     """The server answered with an error body, or could not be reached."""
+
+
+class ApiError(ClientError):
+    """The server answered with an error body: its HTTP status and error code are kept."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
 
 
 @dataclass
@@ -55,29 +65,31 @@ class AgentClient:
             raise ClientError(f"cannot reach {self.server_url}: {exc}") from exc
         payload: dict[str, Any] = response.json()
         if response.status_code >= 400:
-            raise _error(response.status_code, payload)
+            raise api_error(response.status_code, payload)
         return payload
 
-    def post_events(self, path: str, body: dict[str, Any], on_thought: ThoughtSink) -> dict[str, Any]:
-        """POST JSON, read the Server-Sent Events; return the `result` event's data."""
+    def post_events(self, path: str, body: dict[str, Any], on_event: EventSink) -> dict[str, Any]:
+        """POST JSON, read the Server-Sent Events (each before `result` to on_event); the result's data."""
         try:
             with httpx.stream(
                 "POST", self.server_url + path, json=body, headers=self.headers, timeout=self.timeout_s
             ) as response:
                 if response.status_code >= 400:
-                    raise _error(response.status_code, json.loads(response.read()))
-                return _read_events(response.iter_lines(), on_thought)
+                    raise api_error(response.status_code, json.loads(response.read()))
+                return read_events(response.iter_lines(), on_event)
         except httpx.HTTPError as exc:
             raise ClientError(f"the stream from {self.server_url} failed: {exc}") from exc
 
 
-def _error(status: int, payload: dict[str, Any]) -> ClientError:
-    error = payload.get("error", {})
-    return ClientError(f"{status} {error.get('code')}: {error.get('message')}")
+def api_error(status: int, payload: Any) -> ApiError:
+    """The ApiError for an error answer (`{error: {code, message}}`, or whatever else came)."""
+    error = payload.get("error", {}) if isinstance(payload, dict) else {}
+    error = error if isinstance(error, dict) else {}
+    return ApiError(status, str(error.get("code")), str(error.get("message")))
 
 
-def _read_events(lines: Iterator[str], on_thought: ThoughtSink) -> dict[str, Any]:
-    """Thought deltas to on_thought; the result's data, or ClientError for an error or a cut stream."""
+def read_events(lines: Iterator[str], on_event: EventSink) -> dict[str, Any]:
+    """Events to on_event until `result`: its data, or ClientError for an `error` event or a cut stream."""
     name, data = "", ""
     for line in lines:
         if line.startswith("event:"):
@@ -86,15 +98,14 @@ def _read_events(lines: Iterator[str], on_thought: ThoughtSink) -> dict[str, Any
             data += line.removeprefix("data:").strip()
         elif not line and name:
             payload: dict[str, Any] = json.loads(data)
-            if name == "thought":
-                on_thought(payload["delta"])
-            elif name == "result":
+            if name == "result":
                 return payload
-            elif name == "error":
+            if name == "error":
                 error = payload.get("error", {})
                 raise ClientError(f"error event {error.get('code')}: {error.get('message')}")
+            on_event(name, payload)
             name, data = "", ""
-    raise ClientError("the react_step stream ended without a result")
+    raise ClientError("the event stream ended without a result")
 
 
 @dataclass
@@ -146,7 +157,7 @@ def run_loop(
     for step in range(question.max_iterations + 1):
         request = _step_request(question, history, question.max_iterations - step)
         if question.stream:
-            reply = client.post_events("/api/agent/react_step", request, on_thought or _ignore)
+            reply = client.post_events("/api/agent/react_step", request, _thoughts_to(on_thought))
         else:
             reply = client.post("/api/agent/react_step", request)
         listener("react_step", request, reply)
@@ -178,8 +189,14 @@ def _step_request(question: Question, history: list[dict[str, Any]], left: int) 
     return request
 
 
-def _ignore(delta: str) -> None:
-    """Thought deltas nobody shows."""
+def _thoughts_to(on_thought: ThoughtSink | None) -> EventSink:
+    """An event sink passing each `thought` event's delta to on_thought (others are dropped)."""
+
+    def on_event(name: str, payload: dict[str, Any]) -> None:
+        if name == "thought" and on_thought is not None:
+            on_thought(payload["delta"])
+
+    return on_event
 
 
 def _run_action(

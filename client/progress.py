@@ -8,10 +8,10 @@ from typing import TextIO
 class ProgressBar:
     """Redraws one line at most ten times a second; `finish` ends the line."""
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
         self._label = label
-        self._stream = stream
-        self._enabled = stream.isatty()
+        self._stream = stream if stream is not None else sys.stderr
+        self._enabled = self._stream.isatty()
         self._last_draw = 0.0
 
     def __call__(self, done: int, total: int, item: str) -> None:

@@ -43,7 +43,13 @@ class SyncConflict(BaseModel):
 
 
 class SyncResponse(BaseModel):
-    """What the client must upload, what the server would delete (or did), and what to fetch first."""
+    """What the client must upload, what the server would delete (or did), and what to fetch first.
+
+    `version` is the project's version the plan was made at, read before the files and the tool
+    changes: every tool write up to it was compared with the manifest, so it is the client's next
+    base_version (a write after it, even one racing this sync, is a conflict next time; this sync's
+    own deletes come after it as changes of origin "sync").
+    """
 
     version: int
     upload: list[str]
@@ -92,7 +98,6 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
         delete = sorted(path for path in server if path not in ours and path not in held)
         deleted = _apply_deletes(project_id, delete, head.version, runtime) if request.apply_deletes else []
         etags = {path: _etag(project_id, path, runtime) if path in server else None for path in upload}
-        version = runtime.projects.head(project_id).version
     index = None
     if request.index:
         index_request = IndexRequest(
@@ -100,7 +105,7 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
         )
         index = run_index(project_id, index_request, runtime)
     return SyncResponse(
-        version=version,
+        version=head.version,
         upload=upload,
         etags=etags,
         delete=[] if request.apply_deletes else delete,

@@ -95,11 +95,16 @@ def test_grep_define_read_edit_approve_writes_once_and_replays(
     assert observations[3].startswith("Nothing was written yet.")
     assert observations[4] == "Wrote src/app.py (+1 -1 lines)."
 
-    # Back to the recorded start: the local tree still holds the old app.py; indexing it uploads that
-    # and brings the index in line (a store write behind the index's back would leave it stale, and
-    # find_definition would rightly leave the changed file out).
-    assert main(["index", str(project), "--project", "demo", "--server", url]) == 0
+    # Back to the recorded start: the local tree still holds the old app.py. Indexing it would revert
+    # the agent's write, so it is refused (exit 1, naming the file, nothing sent) until --force.
     capsys.readouterr()
+    assert main(["index", str(project), "--project", "demo", "--server", url]) == 1
+    refusal = capsys.readouterr().err
+    assert "a tool on the server changed 1 file(s) of project 'demo'" in refusal
+    assert "src/app.py (version 3)" in refusal
+    assert versions(settings) == 2
+    assert main(["index", str(project), "--project", "demo", "--server", url, "--force"]) == 0
+    assert "overwrote 1 tool write(s)" in capsys.readouterr().out
     assert main(["replay", str(trace), "--server", url]) == 0
     assert "replay matched: final_answer after 5 steps" in capsys.readouterr().out
     assert open_store(settings).get("demo", "src/app.py").decode() == FIXED_PY

@@ -78,10 +78,11 @@ def test_upload_ask_record_replay(
     url, _ = server_url
     assert main(["upload", str(project_dir), "--project", "demo"]) == 0
     assert capsys.readouterr().out.strip() == (
-        "uploaded 3 files (46 bytes), 0 unchanged, skipped 2 ignored, 1 binary, 0 oversize"
+        "synced demo at version 3: uploaded 3 files (46 bytes), 0 unchanged, deleted 0; "
+        "skipped 2 ignored, 1 binary, 0 oversize"
     )
     assert main(["upload", str(project_dir), "--project", "demo"]) == 0
-    assert "uploaded 0 files (0 bytes), 3 unchanged" in capsys.readouterr().out
+    assert "synced demo at version 3: uploaded 0 files (0 bytes), 3 unchanged" in capsys.readouterr().out
 
     trace = tmp_path / "trace.jsonl"
     question = ["ask", "What does main return?", "--project", "demo", "--server", url]

@@ -157,7 +157,8 @@ def test_sync_lists_what_to_upload_and_deletes_only_when_told(client: TestClient
         "index": None,
     }
     applied = client.post(f"{P}/web/sync", json={"files": manifest, "base_version": 3, "apply_deletes": True})
-    assert (applied.json()["deleted"], applied.json()["version"]) == (["extra.py"], 4)
+    assert (applied.json()["deleted"], applied.json()["version"]) == (["extra.py"], 3)  # planned at 3
+    assert client.get(f"{P}/web").json()["version"] == 4
     assert error(client.get(f"{P}/web/files/extra.py")) == (404, "file_not_found")
 
 

@@ -1,0 +1,152 @@
+"""`reactstep sync` and `index`: make a server project hold exactly a folder's files, over the sync protocol.
+
+scan DIR ─► POST .../sync {files, base_version} (404: PUT the project, then again)
+    conflicts (a tool on the server changed a path since the last sync, and the folder holds other
+    bytes) ─► SyncRefused naming them, nothing changed; with force, the folder's bytes win
+    upload ─► PUT each file, If-Match its ETag (412: it changed meanwhile ─► run again)
+    anything changed ─► POST .../sync again with apply_deletes (the server removes what DIR lacks)
+        and the plan must now be empty
+    index ─► POST .../index, progress streamed
+    ─► the state (version, files) saved in DIR/.reactstep for the next sync and pull
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reactstep.client.loop import ApiError, ClientError
+from reactstep.client.project_api import NEW_FILE, ProjectApi
+from reactstep.client.workspace import Scan, SyncState, entry_of, load_state, save_state, scan
+
+Progress = Callable[[int, int, str], None]  # (done, total, latest path)
+
+
+class SyncRefused(ClientError):
+    """The server holds tool writes the folder has not seen; syncing would revert them."""
+
+    def __init__(self, project_id: str, conflicts: list[dict[str, Any]], root: Path) -> None:
+        listed = ", ".join(f"{item['path']} (version {item['version']})" for item in conflicts)
+        super().__init__(
+            f"refused: a tool on the server changed {len(conflicts)} file(s) of project {project_id!r} "
+            f"since {root} last synced: {listed}; nothing was changed. Run `reactstep pull {root} "
+            f"--project {project_id}` to bring them here first, or pass --force to overwrite them"
+        )
+        self.paths = [item["path"] for item in conflicts]
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    project_id: str
+    version: int = 0  # the project's version after this sync (unless another client wrote meanwhile)
+    uploaded: int = 0
+    bytes_uploaded: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    kept: int = 0  # files the server holds and the folder lacks, left there (no apply_deletes)
+    overwritten: list[str] = field(default_factory=list)  # tool writes replaced by --force
+    scan: Scan = field(default_factory=Scan)
+    index: dict[str, Any] | None = None
+
+    def summary(self) -> str:
+        """The one line every sync prints."""
+        deleted = f"deleted {self.deleted}" + (f", kept {self.kept} not in the folder" if self.kept else "")
+        forced = f", overwrote {len(self.overwritten)} tool write(s)" if self.overwritten else ""
+        return (
+            f"synced {self.project_id} at version {self.version}: uploaded {self.uploaded} files "
+            f"({self.bytes_uploaded} bytes), {self.unchanged} unchanged, {deleted}{forced}; "
+            f"{self.scan.skipped()}"
+        )
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """How a sync treats the server's files."""
+
+    force: bool = False  # the folder's bytes win over tool writes it has not seen
+    apply_deletes: bool = True  # remove the server's files the folder lacks
+    index: bool = False  # bring the search index in line afterwards
+    max_file_bytes: int = 1_000_000  # larger files stay out of the manifest
+
+
+def sync_folder(
+    api: ProjectApi,
+    root: Path,
+    server: str,
+    options: SyncOptions,
+    uploading: Progress | None = None,
+    indexing: Progress | None = None,
+) -> SyncReport:
+    """Make the project hold the folder's files; SyncRefused when that would revert a tool's write."""
+    state = load_state(root, api.project_id, server)
+    found = scan(root, options.max_file_bytes, state.files)
+    report = SyncReport(api.project_id, scan=found)
+    plan = _plan(api, {"files": found.manifest, "base_version": state.version})
+    if plan["conflicts"] and not options.force:
+        raise SyncRefused(api.project_id, plan["conflicts"], root)
+    forced = [item["path"] for item in plan["conflicts"]]
+    sending = [*plan["upload"], *(path for path in forced if path in found.files)]
+    for done, path in enumerate(sending, start=1):
+        data = (root / path).read_bytes()
+        found.files[path] = entry_of(root / path, data)  # what is sent, even if it changed since the scan
+        if_match = None if path in forced else (plan["etags"].get(path) or NEW_FILE)
+        _upload(api, path, data, if_match)
+        report.uploaded += 1
+        report.bytes_uploaded += len(data)
+        if uploading is not None:
+            uploading(done, len(sending), path)
+    for path in forced:
+        if path not in found.files and options.apply_deletes:
+            api.delete_file(path)
+    report.overwritten = forced
+    report.unchanged = len(found.files) - report.uploaded
+    if sending or (plan["delete"] and options.apply_deletes) or forced:
+        base = plan["version"]
+        plan = _plan(
+            api, {"files": found.manifest, "base_version": base, "apply_deletes": options.apply_deletes}
+        )
+        if plan["conflicts"]:  # a tool wrote while this sync ran
+            raise SyncRefused(api.project_id, plan["conflicts"], root)
+        if plan["upload"]:
+            raise ClientError(
+                f"{', '.join(plan['upload'][:5])} changed on the server while this sync ran; run it again"
+            )
+    report.deleted = len(plan["deleted"])
+    report.kept = len(plan["delete"])
+    report.version = plan["version"] + report.deleted  # the base, then this sync's own deletes
+    save_state(root, api.project_id, SyncState(server, plan["version"], dict(found.files)))
+    if options.index:
+        report.index = api.index(_index_progress(indexing))
+    return report
+
+
+def _plan(api: ProjectApi, body: dict[str, Any]) -> dict[str, Any]:
+    """POST .../sync; a project the server does not know yet is created first."""
+    try:
+        return api.sync(body)
+    except ApiError as exc:
+        if exc.code != "project_not_found":
+            raise
+    api.create()
+    return api.sync(body)
+
+
+def _upload(api: ProjectApi, path: str, data: bytes, if_match: str | None) -> None:
+    try:
+        api.put_file(path, data, if_match)
+    except ApiError as exc:
+        if exc.code == "precondition_failed":
+            raise ClientError(
+                f"{path} changed on the server while this sync ran; nothing more was sent; run it again"
+            ) from exc
+        raise
+
+
+def _index_progress(progress: Progress | None) -> Callable[[str, dict[str, Any]], None]:
+    def on_event(name: str, data: dict[str, Any]) -> None:
+        if name == "progress" and progress is not None:
+            progress(data["done"], data["total"], data["path"])
+
+    return on_event
