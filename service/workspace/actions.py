@@ -14,7 +14,7 @@ from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import Approval, ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project
-from reactstep.tools.index.indexer import index_paths
+from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.registry import Observation, ToolContext
@@ -90,7 +90,9 @@ def _reindexed(
             )
             # Current up to this write only if it was current up to the version before the write.
             first = changes[0].version
-            runtime.projects.mark_indexed(request.project_id, changes[-1].version, since=first - 1)
+            runtime.projects.mark_indexed(
+                request.project_id, changes[-1].version, collection, since=first - 1
+            )
     except ServiceError as exc:
         note = f"\n(The search index was not updated for {', '.join(paths)}: {exc.message}; POST /index.)"
         return replace(observation, text=observation.text + note)

@@ -271,7 +271,7 @@ def test_index_streams_progress_and_prints_both_summaries(
     assert run("index", str(folder), "--project", "demo", "--server", url) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("synced demo at version 3: uploaded 0 files")
-    assert lines[1].startswith("indexed 3 files:")
+    assert lines[1].startswith("re-indexed 0 changed files: 0 chunks, 0 embedded")
 
 
 def test_without_server_the_cli_runs_one_in_process(

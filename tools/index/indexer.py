@@ -72,8 +72,8 @@ def dense_text(chunk: Chunk) -> str:
 
 
 @dataclass
-class _Plan:
-    """The work one run will do, worked out before any embedding."""
+class Plan:
+    """The work one run will do, worked out before any embedding (incremental.py plans the same way)."""
 
     new_points: list[tuple[str, Chunk, dict[str, Any]]] = field(default_factory=list)  # id, chunk, file facts
     moved: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -97,52 +97,14 @@ def index_project(
     indexed = _points_by_file(vectors.project_points(report.collection, project_id))
     listed = list(store.list(project_id))
     files = [info for info in listed if detect_language(info.path) is not None]
-    plan = _Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
+    plan = Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
     for done, info in enumerate(files, start=1):
-        _plan_file(project_id, store, info, indexed.pop(info.path, {}), plan, report, max_file_bytes)
+        plan_file(project_id, store, info, indexed.pop(info.path, {}), plan, report, max_file_bytes)
         if progress is not None:
             progress(done, len(files), info.path)
     plan.stale.extend(point_id for points in indexed.values() for point_id in points)
-    _apply(plan, project_id, vectors, embedder, report)
+    apply_plan(plan, project_id, vectors, embedder, report)
     _save_symbols(project_id, store, plan.symbols, listed, report)
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-def index_paths(
-    project_id: str,
-    store: ObjectStore,
-    vectors: VectorStore,
-    embedder: Embedder,
-    paths: Sequence[str],
-    *,
-    max_file_bytes: int,
-) -> IndexReport:
-    """Bring just these files' points and symbols in line with the store (a write tool's files).
-
-    Each path's points are read by a path filter, so the cost follows the files changed, not the
-    project's size; the overview is rebuilt from one listing of the store.
-    """
-    started = time.perf_counter()
-    report = IndexReport(collection=collection_name(embedder))
-    vectors.ensure_collection(report.collection, embedder.dimension)
-    plan = _Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
-    current: dict[str, ObjectInfo | None] = {}
-    for path in paths:
-        points = vectors.project_points(report.collection, project_id, path)
-        existing = {point_id: facts for point_id, facts in points.items() if facts.get("path") == path}
-        info = current[path] = store.head(project_id, path)
-        if info is None or detect_language(path) is None:
-            plan.stale.extend(existing)
-            continue
-        _plan_file(project_id, store, info, existing, plan, report, max_file_bytes)
-    _apply(plan, project_id, vectors, embedder, report)
-    symbol_index = plan.symbols.finish_paths(current)
-    if plan.symbols.changed:
-        save_symbol_index(store, project_id, symbol_index)
-    save_overview(store, project_id, list(store.list(project_id)), symbol_index)
-    report.parsed = plan.symbols.parsed
-    report.symbols = sum(len(entry.symbols) for entry in symbol_index.files.values())
     report.seconds = time.perf_counter() - started
     return report
 
@@ -170,12 +132,12 @@ def _points_by_file(points: dict[str, dict[str, Any]]) -> dict[str, dict[str, di
     return by_file
 
 
-def _plan_file(
+def plan_file(
     project_id: str,
     store: ObjectStore,
     info: ObjectInfo,
     existing: dict[str, dict[str, Any]],
-    plan: _Plan,
+    plan: Plan,
     report: IndexReport,
     max_file_bytes: int,
 ) -> None:
@@ -249,8 +211,8 @@ def _keyed(project_id: str, chunks: Sequence[Chunk]) -> Iterable[tuple[str, Chun
         yield str(uuid.uuid5(_NAMESPACE, key)), chunk
 
 
-def _apply(
-    plan: _Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
+def apply_plan(
+    plan: Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
 ) -> None:
     collection = report.collection
     if plan.new_points:
@@ -263,7 +225,7 @@ def _apply(
 
 
 def _add_points(
-    plan: _Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
+    plan: Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
 ) -> None:
     """Upsert the new points, their dense vectors from the cache where it has them."""
     collection = report.collection

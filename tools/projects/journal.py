@@ -52,6 +52,7 @@ class ProjectHead:
     tool_changes: tuple[tuple[int, str], ...]  # (version, path), oldest first
     tool_window_from: int  # tool_changes is complete for versions after this one
     indexed_at: float | None = None  # when an index run last finished; None: never indexed
+    indexed_collection: str | None = None  # the vector collection indexed_version describes
 
     @property
     def index_state(self) -> str:
@@ -141,13 +142,20 @@ class Projects:
                 written[change.path] = version
         return written
 
-    def mark_indexed(self, project_id: str, version: int, *, since: int | None = None) -> None:
-        """The index now describes `version` (if `since` is given: only if it described `since`)."""
+    def mark_indexed(
+        self, project_id: str, version: int, collection: str, *, since: int | None = None
+    ) -> None:
+        """`collection` now describes `version` (given `since`: only if that collection described `since`)."""
 
         def update(head: ProjectHead) -> ProjectHead | None:
-            if since is not None and head.indexed_version < since:
+            if since is not None and (head.indexed_version < since or head.indexed_collection != collection):
                 return None  # it was stale before this change; it stays stale
-            return _replace(head, indexed_version=max(version, head.indexed_version), indexed_at=time.time())
+            return _replace(
+                head,
+                indexed_version=max(version, head.indexed_version),
+                indexed_at=time.time(),
+                indexed_collection=collection,
+            )
 
         self._update(project_id, update)
 
@@ -243,6 +251,7 @@ def _decode_head(data: bytes) -> ProjectHead:
         tool_changes=tuple((int(version), str(path)) for version, path in fields.get("tool_changes", [])),
         tool_window_from=int(fields.get("tool_window_from", 0)),
         indexed_at=fields.get("indexed_at"),
+        indexed_collection=fields.get("indexed_collection"),
     )
 
 

@@ -56,11 +56,17 @@ def titles(observation: str) -> list[str]:
 
 
 def test_index_endpoint_reports_and_is_incremental(client: TestClient) -> None:
-    again = client.post("/api/projects/demo/index", json={}).json()
-    assert {key: again[key] for key in ("project_id", "files", "embedded", "removed", "skipped")} == {
-        "project_id": "demo", "files": 6, "embedded": 0, "removed": 0, "skipped": 0,
+    keys = ("project_id", "files", "chunks", "embedded", "removed", "skipped", "incremental")
+    again = client.post("/api/projects/demo/index", json={}).json()  # nothing changed since the last run
+    assert {key: again[key] for key in keys} == {
+        "project_id": "demo", "files": 0, "chunks": 0, "embedded": 0, "removed": 0, "skipped": 0,
+        "incremental": True,
     }  # fmt: skip
-    assert again["reused"] == again["chunks"] > 0
+    full = client.post("/api/projects/demo/index", json={"full": True}).json()
+    assert {key: full[key] for key in keys if key != "chunks"} == {
+        "project_id": "demo", "files": 6, "embedded": 0, "removed": 0, "skipped": 0, "incremental": False,
+    }  # fmt: skip
+    assert full["reused"] == full["chunks"] > 0
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.tools.index.indexer import IndexReport, collection_name, index_paths, index_project
+from reactstep.tools.index.incremental import index_paths
+from reactstep.tools.index.indexer import IndexReport, collection_name, index_project
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder
 from reactstep.tools.vectors.qdrant import QdrantVectorStore

@@ -97,11 +97,16 @@ def test_mark_indexed_moves_on_only_from_a_current_index(store: ObjectStore) -> 
     journaled = JournaledStore(store, projects, "sync")
     journaled.put("p", "a.py", b"1")
     journaled.put("p", "b.py", b"2")
-    projects.mark_indexed("p", 3, since=1)  # the index described version 0 only: stays stale
+    projects.mark_indexed("p", 3, "c", since=1)  # the index described version 0 only: stays stale
     assert (projects.head("p").indexed_version, projects.head("p").index_state) == (0, "stale")
-    projects.mark_indexed("p", 2)
+    projects.mark_indexed("p", 2, "c")
     assert (projects.head("p").indexed_version, projects.head("p").index_state) == (2, "ready")
-    assert projects.head("p").indexed_at is not None
+    assert (projects.head("p").indexed_at is not None, projects.head("p").indexed_collection) == (True, "c")
+    journaled.put("p", "c.py", b"3")
+    projects.mark_indexed("p", 3, "other-model", since=2)  # collection c described 2, not this one
+    assert (projects.head("p").indexed_version, projects.head("p").indexed_collection) == (2, "c")
+    projects.mark_indexed("p", 3, "c", since=2)
+    assert (projects.head("p").indexed_version, projects.head("p").index_state) == (3, "ready")
     projects.set_indexing("p", {"state": "running", "done": 1, "total": 2})
     assert (projects.head("p").index_state, projects.head("p").indexing) == (
         "indexing",
