@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,7 @@ class LocalStore:
 
     def __init__(self, root: Path) -> None:
         self._root = Path(root)  # created on first write
+        self._etags = EtagMemo()
 
     def get(self, project_id: str, path: str) -> bytes:
         """The file's bytes."""
@@ -42,7 +44,7 @@ class LocalStore:
         """The file's metadata, or None."""
         clean = normalize_path(path)
         target = self._resolve(project_id, clean)
-        return _local_info(clean, target) if clean else None
+        return _local_info(clean, target, self._etags) if clean else None
 
     def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
         """Write atomically, so readers see the old content or the new, never a mix."""
@@ -57,7 +59,7 @@ class LocalStore:
         target = self._resolve(project_id, clean)
         # Every write and delete takes this lock, so nothing lands between the check and the rename.
         with _project_lock(self._project_dir(project_id)):
-            current = _local_info(clean, target)
+            current = _local_info(clean, target, self._etags)
             if (current.etag if current else None) != expected_etag:
                 raise StaleFile(clean)
             return _write_file(clean, target, data)
@@ -78,7 +80,7 @@ class LocalStore:
         top = self._resolve(project_id, clean)
         # Collect names first so the order is global, then stat and hash lazily.
         paths = sorted(_walk_files(base, top)) if top.is_dir() else []
-        return (info for rel in paths if (info := _local_info(rel, base / rel)) is not None)
+        return (info for rel in paths if (info := _local_info(rel, base / rel, self._etags)) is not None)
 
     def check(self) -> None:
         """The root must be a writable directory."""
@@ -235,16 +237,46 @@ def _local_errors(clean: str, action: str) -> Iterator[None]:
         raise StoreUnavailable(f"local store {action} failed: {exc.strerror}") from exc
 
 
-def _local_info(path: str, target: Path) -> ObjectInfo | None:
+def _local_info(path: str, target: Path, etags: "EtagMemo") -> ObjectInfo | None:
     """Metadata of a regular file, or None if it is missing or not a file."""
     try:
         stat = target.stat()
         if not target.is_file():
             return None
-        with target.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "md5").hexdigest()
+        digest = etags.etag(target, stat)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
     return ObjectInfo(path, stat.st_size, digest, stat.st_mtime_ns / 1e9)
+
+
+class EtagMemo:
+    """The MD5 of files hashed before, so listing a large project does not read every file each time.
+
+    An entry is keyed by the file's inode, size, mtime and ctime, and kept only for a file unchanged
+    for RACY_S seconds when it was hashed: any later change moves its ctime (which nobody can set
+    back) to a time at least that far from the recorded one, so a stale MD5 is never returned.
+    """
+
+    RACY_S = 2.0
+    LIMIT = 500_000
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+
+    def etag(self, target: Path, stat: os.stat_result) -> str:
+        """The file's MD5, read only when the memo has none for this state of the file."""
+        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        name = str(target)
+        known = self._known.get(name)
+        if known is not None and known[0] == key:
+            return known[1]
+        with target.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "md5").hexdigest()
+        settled = time.time_ns() - int(self.RACY_S * 1e9)
+        if max(stat.st_mtime_ns, stat.st_ctime_ns) < settled:
+            if len(self._known) >= self.LIMIT:
+                self._known.clear()
+            self._known[name] = (key, digest)
+        return digest
