@@ -3,6 +3,7 @@
 ToolError           the model can fix it: becomes an observation with is_error true
 ├── UnsafePath      a path that would leave the project
 ├── StaleFile       a conditional write found the file changed since its preview
+├── WriteBusy       another writer held the file for longer than a write may wait
 ├── ApprovalRefused an approval token that is altered, expired or for another call
 └── ProjectNotFound a project id that names no project (the service answers 404)
 StoreUnavailable    the object store itself failed: the service answers 503
@@ -25,6 +26,14 @@ class StaleFile(ToolError):
             f"{path} changed since the preview, so nothing was written. Propose the change again "
             "to get a fresh preview for the user to approve."
         )
+        self.path = path
+
+
+class WriteBusy(ToolError):
+    """Another request kept writing the file for longer than a write waits; nothing was written."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"another write to {path} is in progress, so nothing was written; try again")
         self.path = path
 
 

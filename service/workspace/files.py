@@ -14,11 +14,12 @@ from reactstep.service.errors import Conflict, FileNotFound, PreconditionFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project, valid_path
-from reactstep.tools.errors import StaleFile
+from reactstep.tools.errors import StaleFile, WriteBusy
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.objects import ObjectInfo, file_path
 
 ANY = "*"
+PUT_ATTEMPTS = 8  # writers racing for one file: each attempt re-reads it and checks again
 
 
 @dataclass(frozen=True)
@@ -56,29 +57,36 @@ def put_file(
     head = require_project(project_id, runtime)
     with valid_path():
         path = file_path(raw_path)
+    digest = hashlib.sha256(data).hexdigest()
+    store = JournaledStore(runtime.store, runtime.projects, "sync")
     with translated_backend_errors():
-        current = runtime.store.head(project_id, path)
-        _check(path, current, when, project_id, runtime)
-        digest = hashlib.sha256(data).hexdigest()
-        if current is not None and current.etag == hashlib.md5(data).hexdigest():
+        for _attempt in range(PUT_ATTEMPTS):
+            # Checked and written as one conditional write: a writer in between makes it fail, and the
+            # next attempt checks the preconditions against what that writer left (412 if they fail).
+            current = runtime.store.head(project_id, path)
+            _check(path, current, when, project_id, runtime)
+            if current is not None and current.etag == hashlib.md5(data).hexdigest():
+                return StoredFile(
+                    path=path,
+                    size=len(data),
+                    etag=current.etag,
+                    sha256=digest,
+                    version=head.version,
+                    changed=False,
+                )
+            try:
+                info = store.put_if(project_id, path, data, current.etag if current is not None else None)
+            except StaleFile:
+                continue
+            except WriteBusy as exc:
+                raise Conflict(f"{exc}; nothing was written") from exc
+            version = store.changes[-1].version
             return StoredFile(
-                path=path,
-                size=len(data),
-                etag=current.etag,
-                sha256=digest,
-                version=head.version,
-                changed=False,
+                path=path, size=info.size, etag=info.etag, sha256=digest, version=version, changed=True
             )
-        store = JournaledStore(runtime.store, runtime.projects, "sync")
-        expected = current.etag if current is not None else None
-        try:
-            info = store.put_if(project_id, path, data, expected)
-        except StaleFile as exc:
-            raise PreconditionFailed(
-                f"{path} changed while it was being stored; nothing was written"
-            ) from exc
-    version = store.changes[-1].version
-    return StoredFile(path=path, size=info.size, etag=info.etag, sha256=digest, version=version, changed=True)
+    raise Conflict(
+        f"{path} is being written by others as fast as it can be stored; nothing was written; retry"
+    )
 
 
 def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
@@ -107,7 +115,10 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
             raise FileNotFound(f"{path} is not a file of project {project_id!r}")
         _check(path, current, when, project_id, runtime)
         store = JournaledStore(runtime.store, runtime.projects, "sync")
-        store.delete(project_id, path)
+        try:
+            store.delete(project_id, path)
+        except WriteBusy as exc:
+            raise Conflict(f"{exc}; nothing was deleted") from exc
     version = store.changes[-1].version
     return StoredFile(path=path, size=0, etag=None, sha256=None, version=version, changed=True)
 

@@ -17,6 +17,7 @@ from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApi
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
 from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.paths import normalize_path
@@ -152,8 +153,11 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
             "was deleted; sync again"
         )
     store = JournaledStore(runtime.store, runtime.projects, "sync")
-    for path in delete:
-        store.delete(project_id, path)
+    for done, path in enumerate(delete):
+        try:
+            store.delete(project_id, path)
+        except WriteBusy as exc:
+            raise Conflict(f"{exc}; {done} of {len(delete)} deletes were made; sync again") from exc
     return delete
 
 

@@ -128,6 +128,14 @@ class LocalStore:
                 raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
         return hashlib.md5(data).hexdigest()
 
+    def delete_index_file(self, project_id: str, name: str) -> None:
+        """Remove one index file; a missing one is fine."""
+        target = self._index_path(project_id, name)
+        try:
+            target.unlink(missing_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"local store delete failed: {exc.strerror}") from exc
+
     def delete_project(self, project_id: str) -> None:
         """Remove the project's directory and its index files."""
         project_dir = self._project_dir(project_id)

@@ -44,8 +44,8 @@ class ObjectStore(Protocol):
     get_index_file / put_index_file: a file the indexer keeps for the project, outside its tree
     (None when missing). get_index_file_tagged / put_index_file_if: the same with its etag, and a
     write that lands only while the etag is still `expected_etag` (None: only while absent), else
-    StaleFile; the project journal builds on these. delete_project: every file and index file of
-    the project.
+    StaleFile; the project journal builds on these. delete_index_file: remove one (a missing one is
+    fine). delete_project: every file and index file of the project.
     """
 
     def get(self, project_id: str, path: str) -> bytes: ...
@@ -61,6 +61,7 @@ class ObjectStore(Protocol):
     def put_index_file_if(
         self, project_id: str, name: str, data: bytes, expected_etag: str | None
     ) -> str: ...
+    def delete_index_file(self, project_id: str, name: str) -> None: ...
     def delete_project(self, project_id: str) -> None: ...
 
 

@@ -166,6 +166,12 @@ class S3Store:
             reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
         return _etag(reply) or hashlib.md5(data).hexdigest()
 
+    def delete_index_file(self, project_id: str, name: str) -> None:
+        """Remove one index file; a missing one is fine (S3 answers 204 either way)."""
+        key = self._index_key(project_id, name)
+        with _s3_errors(name):
+            self._client.delete_object(Bucket=self._bucket, Key=key)
+
     def delete_project(self, project_id: str) -> None:
         """Delete every key of the project and of its index files, 1,000 per request."""
         roots = (
