@@ -106,6 +106,11 @@ def _add_ask_and_replay(commands: "argparse._SubParsersAction[argparse.ArgumentP
     replay_cmd.add_argument("--server", help="server URL (default: an in-process server)")
     replay_cmd.add_argument("--tool-calling", choices=TOOL_CALLING, help="replay in this mode (either works)")
     replay_cmd.add_argument("--stream", action="store_true", help="replay with streamed steps")
+    replay_cmd.add_argument(
+        "--ignore-version",
+        action="store_true",
+        help="replay even when the project's files differ from those the trace started from",
+    )
     _add_shell_options(
         replay_cmd, "run the trace's shell commands again, here in --cwd (needed when it has some)"
     )
@@ -221,7 +226,8 @@ def _ask(args: argparse.Namespace) -> int:
         server_url = args.server or _in_process_server(stack, Settings())
         listener = StepPrinter()
         if args.record:
-            recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question)
+            version = _project_version(stack, server_url, args.project)
+            recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question, version)
             listener = StepPrinter(recorder)
         outcome = run_loop(
             AgentClient(server_url, _client_key()), question, listener, listener.show_thought, local
@@ -242,9 +248,29 @@ def _replay(args: argparse.Namespace) -> int:
         llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
         settings = Settings(llm_api_base_allowlist=[llm.base_url])
         server_url = args.server or _in_process_server(stack, settings)
+        if not args.ignore_version:
+            _check_pinned_version(stack, server_url, records[0])
         outcome = replay(records, server_url, llm, args.tool_calling, args.stream, run_tool, _client_key())
     print(f"replay matched: {outcome.status} after {outcome.steps} steps")
     return 0
+
+
+def _project_version(stack: ExitStack, server_url: str, project_id: str) -> int:
+    from reactstep.client.project_api import ProjectApi
+    from reactstep.client.trace_version import project_version
+
+    api = stack.enter_context(ProjectApi(server_url, project_id, _client_key()))
+    return project_version(api)
+
+
+def _check_pinned_version(stack: ExitStack, server_url: str, session: dict[str, Any]) -> None:
+    from reactstep.client.project_api import ProjectApi
+    from reactstep.client.trace_version import check_pinned_version
+
+    api = stack.enter_context(ProjectApi(server_url, session["project_id"], _client_key()))
+    note = check_pinned_version(api, session)
+    if note is not None:
+        print(note, file=sys.stderr)
 
 
 def _shell_declarations(allow_shell: bool) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """Record a client's loop as JSON lines, and replay it with the recorded model replies served back.
 
-A trace is one `session` line, then one line per call in order: `react_step`, `execute_action`,
+A trace is one `session` line (with the project version it started from: trace_version.py), then
+one line per call in order: `react_step`, `execute_action`,
 `client_action` (a tool the client ran itself) or `approval` (the user's decision on a write, between
 the two execute_action calls of an approved one), each with the request sent (keys left out) and the
 response received (for a streamed step, the terminal `result` event). Replay starts a scripted LLM on
@@ -35,11 +36,13 @@ class ReplayMismatch(Exception):
 class TraceRecorder:
     """Appends each call of a loop to a JSON-lines file."""
 
-    def __init__(self, stream: IO[str], question: Question) -> None:
+    def __init__(self, stream: IO[str], question: Question, project_version: int | None = None) -> None:
         self._stream = stream
         header = asdict(question)
         header.pop("llm_key")
-        self._write({"kind": "session", "version": TRACE_VERSION, **header})
+        self._write(
+            {"kind": "session", "version": TRACE_VERSION, "project_version": project_version, **header}
+        )
 
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         """Record one call, without the keys the client lent."""

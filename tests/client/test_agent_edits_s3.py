@@ -95,9 +95,19 @@ def test_grep_define_read_edit_approve_writes_once_and_replays(
     assert observations[3].startswith("Nothing was written yet.")
     assert observations[4] == "Wrote src/app.py (+1 -1 lines)."
 
+    # The trace names the version it started from; the project has moved on, and says how.
+    assert records[0]["project_version"] == 2
+    capsys.readouterr()
+    assert main(["replay", str(trace), "--server", url]) == 1
+    assert capsys.readouterr().err == (
+        "error: the trace started from version 2 of project 'demo'; it is now at version 3, and 1 "
+        "file(s) differ from what they were then: src/app.py. Bring them back (e.g. sync a folder "
+        "holding the files of then: `reactstep sync DIR --project demo --force`) and replay again, or "
+        "pass --ignore-version to replay against the files as they are\n"
+    )
+
     # Back to the recorded start: the local tree still holds the old app.py. Indexing it would revert
     # the agent's write, so it is refused (exit 1, naming the file, nothing sent) until --force.
-    capsys.readouterr()
     assert main(["index", str(project), "--project", "demo", "--server", url]) == 1
     refusal = capsys.readouterr().err
     assert "a tool on the server changed 1 file(s) of project 'demo'" in refusal
@@ -106,6 +116,11 @@ def test_grep_define_read_edit_approve_writes_once_and_replays(
     assert main(["index", str(project), "--project", "demo", "--server", url, "--force"]) == 0
     assert "overwrote 1 tool write(s)" in capsys.readouterr().out
     assert main(["replay", str(trace), "--server", url]) == 0
-    assert "replay matched: final_answer after 5 steps" in capsys.readouterr().out
+    replayed = capsys.readouterr()
+    assert "replay matched: final_answer after 5 steps" in replayed.out
+    assert replayed.err == (
+        "note: project 'demo' is at version 4, not 2, but every file changed since holds the bytes it "
+        "held then\n"
+    )
     assert open_store(settings).get("demo", "src/app.py").decode() == FIXED_PY
     assert versions(settings) == 4  # the restore, then one write by the replay

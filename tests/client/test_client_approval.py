@@ -63,7 +63,7 @@ def fresh_server(tmp_path: Path, llm_server: ScriptedLLMServer) -> Iterator[str]
     """Another server over an untouched copy of the project, to replay a write against."""
     store = LocalStore(tmp_path / "fresh-objects")
     store.put("demo", "src/app.py", APP_PY)
-    with serve(store, llm_server, tmp_path) as running:
+    with serve(store, llm_server, tmp_path / "fresh") as running:  # a vector store of its own
         yield running.url
 
 
