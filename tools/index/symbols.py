@@ -14,11 +14,14 @@ only the files whose content changed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.source.chunking import FileOutline, Import, Symbol
@@ -30,6 +33,11 @@ logger = logging.getLogger("reactstep.symbol_index")
 
 SYMBOL_INDEX_FILE = "symbols.json"
 FORMAT_VERSION = 1
+PARSED_KEPT = 4  # parsed indexes kept in the process, by the etag of their bytes
+ENCODED_KEPT = 400_000  # encoded entries kept, by path and file etag
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -111,27 +119,80 @@ class SymbolIndexUpdate:
 
 
 def load_symbol_index(store: ObjectStore, project_id: str) -> SymbolIndex | None:
-    """The stored index, or None when there is none (or it is of another format version)."""
-    data = store.get_index_file(project_id, SYMBOL_INDEX_FILE)
-    if data is None:
+    """The stored index, or None when there is none (or it is of another format version).
+
+    The parse is kept per stored version (its etag, a hash of its bytes), so reading the same index
+    again costs one read of the file and no parse: on a large project the parse is most of the time.
+    """
+    found = store.get_index_file_tagged(project_id, SYMBOL_INDEX_FILE)
+    if found is None:
         return None
+    data, etag = found
+    cached = _PARSED.get(etag)
+    if cached is not None:
+        return cached
     try:
         document = json.loads(data)
         if document.get("version") != FORMAT_VERSION:
             return None
-        return SymbolIndex({path: _entry_from_json(path, raw) for path, raw in document["files"].items()})
+        index = SymbolIndex({path: _entry_from_json(path, raw) for path, raw in document["files"].items()})
     except (ValueError, KeyError, TypeError, AttributeError):
         # Only a torn or foreign file gets here; the next index run writes a whole one again.
         logger.warning("the symbol index of %s is unreadable; treating it as missing", project_id)
         return None
+    _PARSED.put(etag, index)
+    return index
 
 
 def save_symbol_index(store: ObjectStore, project_id: str, index: SymbolIndex) -> None:
-    """Store the index as compact JSON, paths sorted, so equal indexes give equal bytes."""
-    files = {path: _entry_to_json(index.files[path]) for path in sorted(index.files)}
-    document = {"version": FORMAT_VERSION, "files": files}
-    data = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    store.put_index_file(project_id, SYMBOL_INDEX_FILE, data.encode("utf-8"))
+    """Store the index as compact JSON, paths sorted, so equal indexes give equal bytes.
+
+    Each entry's JSON is kept by (path, file etag), so saving after a change encodes only the
+    entries of the files that changed.
+    """
+    parts = [f'{{"version":{FORMAT_VERSION},"files":{{']
+    for number, path in enumerate(sorted(index.files)):
+        entry = index.files[path]
+        encoded = _ENCODED.get((path, entry.etag))
+        if encoded is None:
+            encoded = json.dumps(path, ensure_ascii=False) + ":" + _compact(_entry_to_json(entry))
+            _ENCODED.put((path, entry.etag), encoded)
+        parts.append(("," if number else "") + encoded)
+    parts.append("}}")
+    data = "".join(parts).encode("utf-8")
+    store.put_index_file(project_id, SYMBOL_INDEX_FILE, data)
+    _PARSED.put(hashlib.md5(data).hexdigest(), index)  # the etag a reader will find (S3 and local)
+
+
+class _Kept(Generic[K, V]):
+    """A small thread-safe LRU map."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+_PARSED: _Kept[str, SymbolIndex] = _Kept(PARSED_KEPT)
+_ENCODED: _Kept[tuple[str, str], str] = _Kept(ENCODED_KEPT)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def require_symbol_index(store: ObjectStore, project_id: str, tool_name: str) -> SymbolIndex:
