@@ -159,16 +159,15 @@ def one_change(client: httpx.Client, project: str, chunks: int, repeats: int) ->
 def renamed_directory(client: httpx.Client, chunks: int) -> None:
     """Rename app/part0/ to app/renamed/: the index run afterwards should embed nothing."""
     files = project_files(chunks)
-    version = build(client, "rename", files)
+    project = f"rename-{time.time_ns()}"  # a new project each run, so a kept work dir measures it again
+    version = build(client, project, files)
     moved = {path.replace("app/part0/", "app/renamed/", 1): data for path, data in files.items()}
-    if moved == files:  # a kept work dir: renamed already
-        return
-    plan = sync_plan(client, "rename", moved, version)
-    upload(client, "rename", moved, plan)
+    plan = sync_plan(client, project, moved, version)
+    upload(client, project, moved, plan)
     body = {"files": {p: hashlib.sha256(d).hexdigest() for p, d in moved.items()}, "base_version": version}
-    applied = client.post("/api/projects/rename/sync", json={**body, "apply_deletes": True}).json()
+    applied = client.post(f"/api/projects/{project}/sync", json={**body, "apply_deletes": True}).json()
     started = time.perf_counter()
-    report = client.post("/api/projects/rename/index", json={}).json()
+    report = client.post(f"/api/projects/{project}/index", json={}).json()
     seconds = time.perf_counter() - started
     print(
         f"directory rename ({len(plan['upload'])} files moved, {len(applied['deleted'])} deleted): "
