@@ -6,6 +6,8 @@ re-sync is a no-op -> `reactstep index` of the old folder refuses to revert -> `
 
 import hashlib
 import shutil
+import socket
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +182,16 @@ def test_the_plugin_life_over_http(
     assert main(["sync", str(repository), "--project", "lib", "--server", url]) == 0
     assert "uploaded 0 files (0 bytes)" in capsys.readouterr().out
     assert plugin.http.get(plugin.base).json()["version"] == plugin.version
+
+
+def test_a_client_that_disconnects_mid_upload_leaves_nothing(url: str) -> None:
+    assert httpx.put(f"{url}/api/projects/lib").status_code == 201
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        raw.sendall(
+            b"PUT /api/projects/lib/files/half.py HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 100000\r\nContent-Type: application/octet-stream\r\n\r\n" + b"x = 1\n" * 100
+        )
+    time.sleep(1.0)  # the server notices the close on its own time; nothing may land meanwhile or after
+    assert httpx.get(f"{url}/api/projects/lib/files/half.py").status_code == 404
+    assert httpx.get(f"{url}/api/projects/lib").json()["version"] == 0
