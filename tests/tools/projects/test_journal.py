@@ -3,39 +3,17 @@ duplicates, under racing writers too, and the store's hashes read only what chan
 
 import hashlib
 import threading
-import uuid
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from reactstep.service.backends import open_store
-from reactstep.service.settings import Settings
 from reactstep.tools.errors import ProjectNotFound
 from reactstep.tools.projects.journal import Change, Projects, change_name
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.objects import ObjectStore
-from tests.tools.store.test_conditional_write import s3_settings
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
-    if request.param == "local":
-        return open_store(Settings(storage_backend="local", data_dir=tmp_path))
-    bucket = f"j-{uuid.uuid4().hex[:24]}"
-    request.getfixturevalue("s3_creator").create_bucket(Bucket=bucket)
-    return open_store(s3_settings(request.getfixturevalue("s3_server"), bucket))
-
-
-@pytest.fixture(scope="module")
-def s3_creator(s3_server: str) -> Any:
-    from reactstep.service.backends import s3_client
-
-    return s3_client(s3_settings(s3_server, "unused"))
 
 
 def test_a_project_is_created_once_and_versions_count_its_changes(store: ObjectStore) -> None:

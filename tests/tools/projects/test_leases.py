@@ -6,37 +6,15 @@ import hashlib
 import json
 import threading
 import time
-import uuid
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from reactstep.service.backends import open_store
-from reactstep.service.settings import Settings
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects import leases
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.projects.leases import holding, lease_name
 from reactstep.tools.store.objects import ObjectStore
-from tests.tools.store.test_conditional_write import s3_settings
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
-    if request.param == "local":
-        return open_store(Settings(storage_backend="local", data_dir=tmp_path))
-    bucket = f"l-{uuid.uuid4().hex[:24]}"
-    request.getfixturevalue("s3_creator").create_bucket(Bucket=bucket)
-    return open_store(s3_settings(request.getfixturevalue("s3_server"), bucket))
-
-
-@pytest.fixture(scope="module")
-def s3_creator(s3_server: str) -> Any:
-    from reactstep.service.backends import s3_client
-
-    return s3_client(s3_settings(s3_server, "unused"))
 
 
 def test_racing_writers_of_one_path_are_journaled_in_store_order(store: ObjectStore) -> None:
