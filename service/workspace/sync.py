@@ -158,7 +158,8 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
             store.delete(project_id, path)
         except WriteBusy as exc:
             raise Conflict(f"{exc}; {done} of {len(delete)} deletes were made; sync again") from exc
-    return delete
+    # Only what this sync removed: a path another writer deleted meanwhile is not reported twice.
+    return [change.path for change in store.changes]
 
 
 def _etag(project_id: str, path: str, runtime: Runtime) -> str | None:
