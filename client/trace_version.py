@@ -13,7 +13,7 @@ with no entry then did not exist (or predates the journal: then it counts as dif
 
 from typing import Any
 
-from reactstep.client.loop import ClientError
+from reactstep.client.loop import ApiError, ClientError
 from reactstep.client.project_api import ProjectApi
 
 SHOWN_PATHS = 10
@@ -35,13 +35,16 @@ def check_pinned_version(api: ProjectApi, session: dict[str, Any]) -> str | None
     pinned = session.get("project_version")
     if pinned is None:
         return None
-    now, later = api.changes(pinned) if pinned <= project_version(api) else (None, None)
-    if now is None or later is None:
+    try:
+        now, later = api.changes(pinned)
+    except ApiError as exc:
+        if exc.code != "conflict":  # 409: `since` is ahead of the project
+            raise
         raise ProjectMoved(
             f"the trace started from version {pinned} of project {api.project_id!r}, which is ahead of "
             "the project now: it was deleted and created again. Sync the files the trace started "
             f"from (`reactstep sync DIR --project {api.project_id} --force`), or pass --ignore-version"
-        )
+        ) from exc
     if not later:
         return None
     current = {change["path"]: change["sha256"] for change in later}

@@ -55,8 +55,7 @@ def put_file(
 ) -> StoredFile:
     """Store `data` at the path; identical bytes change nothing and keep the version."""
     head = require_project(project_id, runtime)
-    with valid_path():
-        path = file_path(raw_path)
+    path = _file_path(raw_path)
     digest = hashlib.sha256(data).hexdigest()
     store = JournaledStore(runtime.store, runtime.projects, "sync")
     with translated_backend_errors():
@@ -92,12 +91,9 @@ def put_file(
 def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
     """The file's bytes and ETag, or 404 file_not_found."""
     require_project(project_id, runtime)
-    with valid_path():
-        path = file_path(raw_path)
+    path = _file_path(raw_path)
     with translated_backend_errors():
-        info = runtime.store.head(project_id, path)
-        if info is None:
-            raise FileNotFound(f"{path} is not a file of project {project_id!r}")
+        info = _existing(project_id, path, runtime)
         data = runtime.store.get(project_id, path)
     # Read after the HEAD: should it change in between, the older ETag makes a later If-Match fail
     # (412, fetch again) rather than succeed over bytes the client never saw.
@@ -107,12 +103,9 @@ def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
 def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Runtime) -> StoredFile:
     """Delete the file, or 404 file_not_found when there is none."""
     require_project(project_id, runtime)
-    with valid_path():
-        path = file_path(raw_path)
+    path = _file_path(raw_path)
     with translated_backend_errors():
-        current = runtime.store.head(project_id, path)
-        if current is None:
-            raise FileNotFound(f"{path} is not a file of project {project_id!r}")
+        current = _existing(project_id, path, runtime)
         _check(path, current, when, project_id, runtime)
         store = JournaledStore(runtime.store, runtime.projects, "sync")
         try:
@@ -121,6 +114,20 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
             raise Conflict(f"{exc}; nothing was deleted") from exc
     version = store.changes[-1].version
     return StoredFile(path=path, size=0, etag=None, sha256=None, version=version, changed=True)
+
+
+def _file_path(raw_path: str) -> str:
+    """The URL's path as a clean project path (422 invalid_path when it is not one)."""
+    with valid_path():
+        return file_path(raw_path)
+
+
+def _existing(project_id: str, path: str, runtime: Runtime) -> ObjectInfo:
+    """The file's entry, or 404 file_not_found."""
+    info = runtime.store.head(project_id, path)
+    if info is None:
+        raise FileNotFound(f"{path} is not a file of project {project_id!r}")
+    return info
 
 
 def _check(

@@ -25,6 +25,7 @@ from reactstep.tools.index.incremental import index_changes
 from reactstep.tools.index.indexer import IndexReport, Progress, index_project
 from reactstep.tools.projects.journal import ProjectHead
 from reactstep.tools.vectors.retrieval import collection_name
+from reactstep.tools.vectors.store import VectorStore
 
 # IndexReport fields the response carries as they are.
 REPORTED = ("collection", "files", "chunks", "embedded", "reused", "removed", "skipped", "parsed", "symbols")
@@ -88,7 +89,7 @@ def run_index(
         )
         vectors = runtime.vectors.get()
         collection = collection_name(embedder)
-        named = None if request.full else changed_paths(project_id, head, collection, runtime)
+        named = None if request.full else changed_paths(project_id, head, collection, vectors, runtime)
         max_file_bytes = runtime.settings.index_max_file_bytes
         job.start()
         try:
@@ -115,12 +116,14 @@ def run_index(
     return _response(project_id, report, head.version, incremental=incremental)
 
 
-def changed_paths(project_id: str, head: ProjectHead, collection: str, runtime: Runtime) -> list[str] | None:
+def changed_paths(
+    project_id: str, head: ProjectHead, collection: str, vectors: VectorStore, runtime: Runtime
+) -> list[str] | None:
     """The paths the journal names since `collection` last described the project; None: a whole run."""
     behind = head.version - head.indexed_version
     if head.indexed_at is None or head.indexed_collection != collection or behind > INCREMENTAL_MAX_CHANGES:
         return None
-    if collection not in runtime.vectors.get().collections():
+    if collection not in vectors.collections():
         return None  # the vector store lost it (or was replaced): every file must be embedded again
     if behind <= 0:
         return []

@@ -88,7 +88,8 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
             "deleted and created again, so sync with base_version null"
         )
     with translated_backend_errors():
-        server = runtime.projects.hashes(project_id)
+        listed = runtime.projects.tagged_hashes(project_id)
+        server = {path: digest for path, (_, digest) in listed.items()}
         written = runtime.projects.tool_changes_since(project_id, base or 0)
         ours = request.files
         conflicts = sorted(path for path in written if ours.get(path) != server.get(path))
@@ -98,7 +99,7 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
         )
         delete = sorted(path for path in server if path not in ours and path not in held)
         deleted = _apply_deletes(project_id, delete, head.version, runtime) if request.apply_deletes else []
-        etags = {path: _etag(project_id, path, runtime) if path in server else None for path in upload}
+        etags = {path: listed[path][0] if path in listed else None for path in upload}
     index = None
     if request.index:
         index_request = IndexRequest(
@@ -160,11 +161,6 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
             raise Conflict(f"{exc}; {done} of {len(delete)} deletes were made; sync again") from exc
     # Only what this sync removed: a path another writer deleted meanwhile is not reported twice.
     return [change.path for change in store.changes]
-
-
-def _etag(project_id: str, path: str, runtime: Runtime) -> str | None:
-    info = runtime.store.head(project_id, path)
-    return info.etag if info is not None else None
 
 
 def _item(change: Change) -> ChangeItem:

@@ -17,8 +17,13 @@ CACHE = "hashes.json"
 
 def content_hashes(store: ObjectStore, project_id: str) -> dict[str, str]:
     """path -> sha256 hex of the file's bytes, for every file of the project."""
+    return {path: digest for path, (_, digest) in tagged_hashes(store, project_id).items()}
+
+
+def tagged_hashes(store: ObjectStore, project_id: str) -> dict[str, tuple[str, str]]:
+    """path -> (etag in the listing, sha256 hex of those bytes), for every file of the project."""
     cached = _load(store, project_id)
-    hashes: dict[str, str] = {}
+    hashes: dict[str, tuple[str, str]] = {}
     fresh: dict[str, list[str]] = {}
     for info in store.list(project_id):
         entry = cached.get(info.path)
@@ -29,7 +34,7 @@ def content_hashes(store: ObjectStore, project_id: str) -> dict[str, str]:
                 digest = hashlib.sha256(store.get(project_id, info.path)).hexdigest()
             except ToolError:
                 continue  # deleted since the listing
-        hashes[info.path] = digest
+        hashes[info.path] = (info.etag, digest)
         fresh[info.path] = [info.etag, digest]
     if fresh != cached:
         store.put_index_file(project_id, CACHE, json.dumps(fresh, sort_keys=True).encode())

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactstep.tools.errors import ProjectNotFound, StaleFile
-from reactstep.tools.projects.hashes import content_hashes
+from reactstep.tools.projects.hashes import content_hashes, tagged_hashes
 from reactstep.tools.store.objects import ObjectStore
 
 HEAD = "head.json"
@@ -166,6 +166,10 @@ class Projects:
     def hashes(self, project_id: str) -> dict[str, str]:
         """path -> sha256 of every file of the project (read only when its etag is new)."""
         return content_hashes(self._store, project_id)
+
+    def tagged_hashes(self, project_id: str) -> dict[str, tuple[str, str]]:
+        """path -> (etag, sha256) of every file of the project, as hashes() reads them."""
+        return tagged_hashes(self._store, project_id)
 
     def delete(self, project_id: str) -> None:
         """Remove the project's files, journal and index files."""

@@ -34,6 +34,7 @@ from reactstep.tools.vectors.store import (
     batches,
     check_collection_name,
     check_dimension,
+    dense_of,
     filter_terms,
     point_facts,
     project_terms,
@@ -115,11 +116,7 @@ class EdgeVectorStore:
         for batch in batches(ids):
             with engine_errors(f"read vectors of {collection!r}"):
                 records = shard.retrieve(list(batch), False, [DENSE])
-            for record in records:
-                named = record.vector if isinstance(record.vector, dict) else {}
-                vector = named.get(DENSE)
-                if isinstance(vector, list):
-                    found[str(record.id)] = [float(value) for value in vector if isinstance(value, float)]
+            found.update(dense_of(records))
         return found
 
     def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None:

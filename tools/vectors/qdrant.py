@@ -29,6 +29,7 @@ from reactstep.tools.vectors.store import (
     batches,
     check_collection_name,
     check_dimension,
+    dense_of,
     filter_terms,
     point_facts,
     project_terms,
@@ -129,11 +130,7 @@ class QdrantVectorStore:
                 records = self._client.retrieve(
                     collection, list(batch), with_payload=False, with_vectors=[DENSE]
                 )
-            for record in records:
-                vectors = record.vector if isinstance(record.vector, dict) else {}
-                vector = vectors.get(DENSE)
-                if isinstance(vector, list):
-                    found[str(record.id)] = [float(value) for value in vector if isinstance(value, float)]
+            found.update(dense_of(records))
         return found
 
     def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None:

@@ -154,3 +154,14 @@ POINT_FACTS = ["path", "content_hash", "file_etag", "file_chunks", "start_line",
 def point_facts(records: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """id -> POINT_FACTS of scrolled records (either back-end's: both have `id` and `payload`)."""
     return {str(record.id): dict(record.payload or {}) for record in records}
+
+
+def dense_of(records: Iterable[Any]) -> dict[str, list[float]]:
+    """id -> dense vector of retrieved records (either back-end's: `vector` maps names to vectors)."""
+    found: dict[str, list[float]] = {}
+    for record in records:
+        named = record.vector if isinstance(record.vector, dict) else {}
+        vector = named.get(DENSE)
+        if isinstance(vector, list):
+            found[str(record.id)] = [float(value) for value in vector if isinstance(value, float)]
+    return found
