@@ -101,7 +101,7 @@ def build_runtime(
     """Real back-ends from the settings, unless the caller passes its own."""
     return Runtime(
         settings=settings,
-        llm=llm or LiteLLMGateway(),
+        llm=llm or LiteLLMGateway(max_workers=settings.max_concurrent_requests),
         store=store or open_store(settings),
         registry=registry or default_registry(),
         vectors=OnDemand((lambda: vectors) if vectors is not None else (lambda: open_vector_store(settings))),

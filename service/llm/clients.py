@@ -7,45 +7,79 @@ call with an api_base the gateway hands litellm one of these instead: a 3xx is a
     async   one pooled httpx.AsyncClient per event loop (a pool cannot move between loops; the
             pool of a loop that has closed is dropped, so its connections go with it)
     sync    one pooled httpx.Client per process (embeddings run in worker threads)
-The OpenAI SDK wrapper around it is made per call; it only carries base URL, key and timeout.
+The OpenAI SDK wrapper around a pool carries base URL, key and timeout; building one costs about
+as much as a local LLM answer, so the last WRAPPERS_KEPT of them are kept, by base URL, SHA-256 of
+the key and timeout (each key the process was lent stays in memory no longer than its wrapper).
 """
 
 import asyncio
+import hashlib
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
+WRAPPERS_KEPT = 64
+
 _lock = threading.Lock()
 _async_pools: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
 _sync_pool: list[httpx.Client] = []
+_wrappers: OrderedDict[tuple[object, ...], Any] = OrderedDict()
 
 
 def async_openai_client(api_base: str, api_key: str, timeout_s: float) -> Any:
-    """An AsyncOpenAI for one call, on this event loop's no-redirect pool."""
+    """An AsyncOpenAI on this event loop's no-redirect pool."""
     from openai import AsyncOpenAI
 
-    return AsyncOpenAI(
-        base_url=api_base, api_key=api_key, http_client=_async_pool(), max_retries=0, timeout=timeout_s
+    pool = _async_pool()
+    return _wrapper(
+        (pool, api_base, _digest(api_key), timeout_s),
+        lambda: AsyncOpenAI(
+            base_url=api_base, api_key=api_key, http_client=pool, max_retries=0, timeout=timeout_s
+        ),
     )
 
 
 def sync_openai_client(api_base: str, api_key: str, timeout_s: float) -> Any:
-    """An OpenAI for one call, on the process's no-redirect pool."""
+    """An OpenAI on the process's no-redirect pool."""
     from openai import OpenAI
 
-    return OpenAI(base_url=api_base, api_key=api_key, http_client=_sync(), max_retries=0, timeout=timeout_s)
+    pool = _sync()
+    return _wrapper(
+        (pool, api_base, _digest(api_key), timeout_s),
+        lambda: OpenAI(
+            base_url=api_base, api_key=api_key, http_client=pool, max_retries=0, timeout=timeout_s
+        ),
+    )
+
+
+def _wrapper(key: tuple[object, ...], build: Callable[[], Any]) -> Any:
+    with _lock:
+        if (kept := _wrappers.get(key)) is not None:
+            _wrappers.move_to_end(key)
+            return kept
+        wrapper = _wrappers[key] = build()
+        while len(_wrappers) > WRAPPERS_KEPT:
+            _wrappers.popitem(last=False)
+        return wrapper
+
+
+def _digest(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()
 
 
 def _async_pool() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     with _lock:
         for closed in [other for other in _async_pools if other.is_closed()]:
-            del _async_pools[closed]
+            dropped = _async_pools.pop(closed)
+            for key in [key for key in _wrappers if key[0] is dropped]:
+                del _wrappers[key]
         pool = _async_pools.get(loop)
         if pool is None:
-            pool = httpx.AsyncClient(follow_redirects=False)
-            _async_pools[loop] = pool
+            pool = _async_pools[loop] = httpx.AsyncClient(follow_redirects=False)
         return pool
 
 

@@ -6,11 +6,15 @@ a provider that rejects the stop sequences is asked again without them (stop_dro
 model facts (litellm's offline tables): context_window, supports_native_tools, count_tokens
 """
 
+import asyncio
+import contextvars
+import functools
 import json
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -27,6 +31,7 @@ from reactstep.service.errors import (
 )
 from reactstep.service.llm.clients import async_openai_client, sync_openai_client
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message, NativeToolCall
+from reactstep.service.llm.token_counts import TokenCounts
 from reactstep.service.schemas import Usage
 
 # Model names come from requests: the facts looked up per name are cached, but not without bound.
@@ -35,12 +40,22 @@ _STOP_PARAM = re.compile(r"\bstop\b", re.IGNORECASE)
 
 
 class LiteLLMGateway:
-    """Calls any litellm model; litellm is imported on first use because its import is slow."""
+    """Calls any litellm model; litellm is imported on first use because its import is slow.
+
+    complete() runs litellm's synchronous call on a worker thread of its own pool: litellm's async
+    path costs more per call (its own hop to an executor, then the SDK's async transforms) than
+    one hop to a thread that makes the plain call. Streams stay async, to end the moment the
+    client goes. A cancelled call's thread ends at the call's own timeout.
+    """
+
+    def __init__(self, max_workers: int = 64) -> None:
+        self._workers = ThreadPoolExecutor(max_workers, thread_name_prefix="llm")
 
     async def complete(self, request: LLMRequest) -> LLMReply:
         """Send the request; translate every provider failure to an UpstreamError."""
         started = time.perf_counter()
-        response, stop_dropped = await _open(request)
+        call = functools.partial(contextvars.copy_context().run, _open_sync, request)
+        response, stop_dropped = await asyncio.get_running_loop().run_in_executor(self._workers, call)
         return _reply_from(response, _since(started), stop_dropped)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
@@ -68,12 +83,27 @@ async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
     """The provider's response, and whether the stop sequences had to be dropped to get it."""
     litellm = _import_litellm()
     try:
-        return await litellm.acompletion(**_call_arguments(request), **extra), False
+        return await litellm.acompletion(**_call_arguments(request, async_openai_client), **extra), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
             raise translate_error(exc, request.api_key) from exc
     try:
-        return await litellm.acompletion(**_call_arguments(replace(request, stop=())), **extra), True
+        arguments = _call_arguments(replace(request, stop=()), async_openai_client)
+        return await litellm.acompletion(**arguments, **extra), True
+    except Exception as exc:
+        raise translate_error(exc, request.api_key) from exc
+
+
+def _open_sync(request: LLMRequest) -> tuple[Any, bool]:
+    """_open, as one blocking call (for a worker thread)."""
+    litellm = _import_litellm()
+    try:
+        return litellm.completion(**_call_arguments(request, sync_openai_client)), False
+    except Exception as exc:
+        if not (request.stop and _rejects_stop(exc)):
+            raise translate_error(exc, request.api_key) from exc
+    try:
+        return litellm.completion(**_call_arguments(replace(request, stop=()), sync_openai_client)), True
     except Exception as exc:
         raise translate_error(exc, request.api_key) from exc
 
@@ -98,7 +128,7 @@ def _import_litellm() -> Any:
     return litellm
 
 
-def _call_arguments(request: LLMRequest) -> dict[str, Any]:
+def _call_arguments(request: LLMRequest, openai_client: Callable[[str, str, float], Any]) -> dict[str, Any]:
     arguments: dict[str, Any] = {
         "model": request.model,
         "messages": request.messages,
@@ -113,7 +143,7 @@ def _call_arguments(request: LLMRequest) -> dict[str, Any]:
     # Local OpenAI-compatible servers often need no key; litellm still wants one.
     arguments["api_key"] = request.api_key.get_secret_value() if request.api_key else "none"
     if request.api_base and provider_of(request.model) == "openai":
-        arguments["client"] = async_openai_client(request.api_base, arguments["api_key"], request.timeout_s)
+        arguments["client"] = openai_client(request.api_base, arguments["api_key"], request.timeout_s)
     if request.stop:
         arguments["stop"] = list(request.stop)
     if request.tools:
@@ -231,13 +261,19 @@ def provider_of(model: str) -> str | None:
 
 
 def count_tokens(model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """Prompt tokens for the model, by litellm's tokenizer for it (tiktoken when it has none)."""
+    """Prompt tokens for the model, by litellm's tokenizer for it (tiktoken when it has none);
+    each distinct message is counted once per process (token_counts.py)."""
     try:
-        return int(
-            _import_litellm().token_counter(model=model, messages=list(messages), tools=list(tools) or None)
-        )
+        return _TOKEN_COUNTS.count(model, messages, tools)
     except Exception:  # a tokenizer that fails must not fail the step: bytes bound tokens from above
         return len(json.dumps([list(messages), list(tools)], ensure_ascii=False).encode())
+
+
+def _litellm_count(model: str, messages: list[Message], tools: list[dict[str, Any]] | None) -> int:
+    return int(_import_litellm().token_counter(model=model, messages=messages, tools=tools))
+
+
+_TOKEN_COUNTS = TokenCounts(_litellm_count)
 
 
 def embed_texts(
