@@ -15,7 +15,8 @@ import logging
 import re
 import threading
 import traceback
-from typing import Any
+from functools import cache
+from typing import Any, get_args
 
 from pydantic import BaseModel, SecretStr
 
@@ -111,9 +112,21 @@ def _scrub_record(record: logging.LogRecord) -> None:
 
 def _secret_values(model: BaseModel) -> frozenset[str]:
     found: set[str] = set()
-    for name in type(model).model_fields:
+    for name in _fields_that_may_hold_secrets(type(model)):
         _collect(getattr(model, name, None), found)
     return frozenset(found)
+
+
+@cache
+def _fields_that_may_hold_secrets(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields whose type mentions SecretStr or a model (which may hold one), found once per class."""
+    return tuple(name for name, field in model.model_fields.items() if _may_hold_secrets(field.annotation))
+
+
+def _may_hold_secrets(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, SecretStr | BaseModel):
+        return True
+    return annotation is Any or any(_may_hold_secrets(argument) for argument in get_args(annotation))
 
 
 def _collect(value: Any, found: set[str]) -> None:

@@ -1,10 +1,17 @@
 """read_file: a file's lines, numbered, cut at line and byte limits with a note on how to go on."""
 
+import threading
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.store.paths import normalize_path
+
+NUMBERED = "%5d | "  # before each line shown: its number, right-aligned in five columns
+PREFIXES_KEPT = 20_000  # the prefixes of the first lines are made once and kept
+_PREFIXES: list[str] = []
+_GROWING = threading.Lock()
 
 
 class ReadFileArgs(BaseModel):
@@ -34,8 +41,8 @@ def read_file(args: ReadFileArgs, context: ToolContext) -> str:
         raise ToolError(f"start_line {first} is past the end of {path} ({len(lines)} lines)")
     shown = _take_within_limits(lines, first, last, context)
     header = f"File: {path} ({len(lines)} lines)"
-    body = "\n".join(f"{number:>5} | {text}" for number, text in shown)
-    shown_last = shown[-1][0] if shown else first - 1
+    body = _numbered(first, shown)
+    shown_last = first + len(shown) - 1
     if shown_last < last:
         note = (
             f"[Showing lines {first}-{shown_last} of {len(lines)}. To read on, call "
@@ -45,22 +52,35 @@ def read_file(args: ReadFileArgs, context: ToolContext) -> str:
     return f"{header}\n{body}" if body else f"{header}\n(empty file)"
 
 
-def _take_within_limits(
-    lines: list[str], first: int, last: int, context: ToolContext
-) -> list[tuple[int, str]]:
+def _take_within_limits(lines: list[str], first: int, last: int, context: ToolContext) -> list[str]:
     """Lines first..last, stopping at the line or byte limit (always at least one line)."""
-    taken: list[tuple[int, str]] = []
+    wanted = lines[first - 1 : last]
     budget = context.limits.read_file_max_bytes
-    for number in range(first, last + 1):
-        text = lines[number - 1]
+    if len(wanted) <= context.limits.read_file_max_lines and len("\n".join(wanted).encode()) < budget:
+        return wanted  # all of them fit: no need to count line by line
+    taken: list[str] = []
+    for text in wanted:
         cost = len(text.encode("utf-8")) + 1
         if taken and (len(taken) >= context.limits.read_file_max_lines or cost > budget):
             break
         if not taken and cost > budget:
             text = text[: max(budget, 1)] + " [line cut]"
-        taken.append((number, text))
+        taken.append(text)
         budget -= cost
     return taken
+
+
+def _numbered(first: int, texts: list[str]) -> str:
+    """The lines, each after its number right-aligned in five columns and ' | '."""
+    end = first + len(texts)
+    if end - 1 > len(_PREFIXES) and end - 1 <= PREFIXES_KEPT:
+        with _GROWING:  # one thread at a time, or two could append the same numbers
+            _PREFIXES.extend(NUMBERED % number for number in range(len(_PREFIXES) + 1, end))
+    if end - 1 <= len(_PREFIXES):
+        prefixes = _PREFIXES[first - 1 : end - 1]
+    else:
+        prefixes = [NUMBERED % number for number in range(first, end)]
+    return "\n".join([prefix + text for prefix, text in zip(prefixes, texts, strict=True)])
 
 
 SPEC = ToolSpec(
@@ -73,4 +93,5 @@ SPEC = ToolSpec(
     args_model=ReadFileArgs,
     run=read_file,
     example='read_file(file_path="src/models/user.py")',
+    reads_one_file=True,
 )

@@ -64,6 +64,9 @@ class ToolSpec:
     read_only: bool = True
     requires_approval: bool = False
     uses_index: bool = False  # the call needs ToolContext.index (opened only for such tools)
+    # The call reads one stored file and nothing else: when it succeeds the project exists, and on
+    # a local store it is light enough to run on the event loop.
+    reads_one_file: bool = False
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, without pydantic's titles."""

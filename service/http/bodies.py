@@ -24,7 +24,8 @@ async def read_model(
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
     raw = await read_limited(request, max_bytes)
     payload = {} if allow_empty and not raw.strip() else _decode(raw)
-    check_json_depth(payload, max_depth)
+    if raw.count(b"{") + raw.count(b"[") > max_depth:  # with fewer openers it cannot nest deeper
+        check_json_depth(payload, max_depth)
     try:
         body = model.model_validate(payload)
     except ValidationError as exc:

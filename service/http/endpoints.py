@@ -15,7 +15,7 @@ from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest
 from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step, step_body
 from reactstep.service.step.streaming import open_step_stream
-from reactstep.service.workspace.actions import run_execute_action
+from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 from reactstep.service.workspace.projects import require_project
 
 OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
@@ -36,7 +36,11 @@ async def react_step(request: Request) -> Response:
     runtime = _runtime(request)
     body = await _read(request, ReactStepRequest)
     authorize_project(request, body.project_id)
-    await run_in_threadpool(require_project, body.project_id, runtime)  # 404 before any LLM call
+    # 404 before any LLM call; a local store answers in microseconds, a remote one on a worker thread
+    if runtime.store.local:
+        require_project(body.project_id, runtime)
+    else:
+        await run_in_threadpool(require_project, body.project_id, runtime)
     overview = await read_requested_overview(body, runtime.store)
     if body.stream:
         return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
@@ -49,7 +53,10 @@ async def execute_action(request: Request) -> JSONResponse:
     runtime = _runtime(request)
     body = await _read(request, ExecuteActionRequest)
     authorize_project(request, body.project_id)
-    result = await run_in_threadpool(run_execute_action, body, runtime)
+    if runs_on_loop(body, runtime):
+        result = run_execute_action(body, runtime)
+    else:
+        result = await run_in_threadpool(run_execute_action, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
 

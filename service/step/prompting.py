@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import jinja2
@@ -117,6 +117,12 @@ def render_manifest(tools: Sequence[ToolPrompt]) -> str:
         for category, title in CATEGORY_TITLES.items()
     ]
     return render("manifest", sections=[(title, group) for title, group in sections if group])
+
+
+@lru_cache(maxsize=16)
+def server_manifest(registry: ToolRegistry) -> str:
+    """The manifest of the server's tools alone: the same text for every step that adds none."""
+    return render_manifest(tool_prompts(registry, ()))
 
 
 def render_format_error(reason: str, tool_names: Iterable[str]) -> str:

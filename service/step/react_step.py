@@ -37,6 +37,7 @@ from reactstep.service.step.prompting import (
     render,
     render_manifest,
     render_messages,
+    server_manifest,
     tool_prompts,
 )
 from reactstep.service.step.step_tools import step_tools
@@ -190,6 +191,8 @@ def _manifest(request: ReactStepRequest, registry: ToolRegistry, mode: ResolvedM
         return ""  # the tools travel as JSON Schemas
     if request.available_tools_prompt_segment is not None:
         return request.available_tools_prompt_segment
+    if not request.client_tools:
+        return server_manifest(registry)
     return render_manifest(tool_prompts(registry, request.client_tools))
 
 

@@ -23,15 +23,31 @@ from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
 from reactstep.tools.writes.approval import PendingApproval
 
 
+def runs_on_loop(request: ExecuteActionRequest, runtime: Runtime) -> bool:
+    """Whether the call is light enough for the event loop: one file read from local disk."""
+    spec = runtime.registry.get(request.tool_name)
+    return spec is not None and spec.reads_one_file and runtime.store.local
+
+
 def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> ExecuteActionResponse:
-    """Execute the named tool; tool failures come back as error observations."""
+    """Execute the named tool; tool failures come back as error observations.
+
+    A missing project is 404 project_not_found, never a tool's answer. A tool that reads one file
+    shows the project exists by succeeding, so its project head is read only when it fails: one
+    store request per read_file instead of two.
+    """
     started = time.perf_counter()
+    spec = runtime.registry.get(request.tool_name)
     with translated_backend_errors():
-        head = require_project(request.project_id, runtime)
+        head = None if spec and spec.reads_one_file else require_project(request.project_id, runtime)
         store = JournaledStore(runtime.store, runtime.projects, "tool")
         context = tool_context(request, runtime, store)
         observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
-    if store.changes and head.indexed_at is not None:  # never indexed: code_search says so
+        if head is None and observation.is_error:
+            require_project(request.project_id, runtime)
+    if (
+        store.changes and head is not None and head.indexed_at is not None
+    ):  # never indexed: code_search says so
         observation = _reindexed(request, runtime, store.changes, observation)
     elapsed_ms = (time.perf_counter() - started) * 1000
     return ExecuteActionResponse(

@@ -27,6 +27,7 @@ class JournaledStore:
         self._projects = projects
         self._origin = origin
         self.changes: list[Change] = []
+        self.local = base.local
 
     def get(self, project_id: str, path: str) -> bytes:
         return self._base.get(project_id, path)

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from stat import S_ISLNK
 
 from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError, UnsafePath
 from reactstep.tools.store.objects import (
@@ -27,8 +28,11 @@ TEMP_PREFIX = ".reactstep-tmp-"
 class LocalStore:
     """Files under root/<project_id>/<path>; the embedded default back-end."""
 
+    local = True
+
     def __init__(self, root: Path) -> None:
         self._root = Path(root)  # created on first write
+        self._real_root: Path | None = None  # the root resolved, once it exists
         self._etags = EtagMemo()
 
     def get(self, project_id: str, path: str) -> bytes:
@@ -37,8 +41,8 @@ class LocalStore:
         target = self._resolve(project_id, clean)
         if not clean:
             raise directory_error(clean)
-        with _local_errors(clean, "read"):
-            return target.read_bytes()
+        with _local_errors(clean, "read"), open(target, "rb", buffering=0) as handle:
+            return handle.readall()
 
     def head(self, project_id: str, path: str) -> ObjectInfo | None:
         """The file's metadata, or None."""
@@ -164,11 +168,17 @@ class LocalStore:
     def _project_dir(self, project_id: str) -> Path:
         """root/<project_id> with the root resolved (the project dir itself must not be a link)."""
         check_project_id(project_id)
-        return self._root.resolve() / project_id
+        if self._real_root is None:
+            if not self._root.exists():
+                return self._root.resolve() / project_id
+            self._real_root = self._root.resolve()
+        return self._real_root / project_id
 
     def _resolve(self, project_id: str, clean: str) -> Path:
         """The real path of `clean`, refused unless it stays inside the project directory."""
         base = self._project_dir(project_id)
+        if not _has_link(base, clean):
+            return base / clean  # `clean` has no '.' or '..' parts: with no link on the way, it is real
         try:
             real = (base / clean).resolve()
         except (OSError, RuntimeError) as exc:  # a symlink loop
@@ -176,6 +186,22 @@ class LocalStore:
         if real != base and base not in real.parents:
             raise UnsafePath(f"path {clean!r} leads outside the project")
         return real
+
+
+def _has_link(base: Path, clean: str) -> bool:
+    """Whether the project directory or any existing part of `clean` below it is a symbolic link."""
+    paths = [str(base)]
+    for part in clean.split("/") if clean else []:
+        paths.append(f"{paths[-1]}/{part}")
+    for path in paths:
+        try:
+            if S_ISLNK(os.lstat(path).st_mode):
+                return True
+        except (FileNotFoundError, NotADirectoryError):
+            return False  # nothing below a missing part exists, links included
+        except OSError:
+            return True  # let the full resolution decide (and report)
+    return False
 
 
 def _walk_files(base: Path, top: Path) -> Iterator[str]:

@@ -46,7 +46,11 @@ class ObjectStore(Protocol):
     write that lands only while the etag is still `expected_etag` (None: only while absent), else
     StaleFile; the project journal builds on these. delete_index_file: remove one (a missing one is
     fine). delete_project: every file and index file of the project.
+    local: whether calls are local disk I/O (answered in microseconds) rather than network
+    round trips; the service runs the lightest reads of a local store on its event loop.
     """
+
+    local: bool
 
     def get(self, project_id: str, path: str) -> bytes: ...
     def head(self, project_id: str, path: str) -> ObjectInfo | None: ...

@@ -52,6 +52,8 @@ _CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestCo
 class S3Store:
     """Files as keys "<prefix>/<project_id>/<path>" in one S3 or R2 bucket."""
 
+    local = False
+
     def __init__(self, bucket: str, prefix: str, client: Any) -> None:
         self._bucket = bucket
         self._prefix = prefix.strip("/")
