@@ -15,27 +15,24 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from peers import child
 from stats import percentile
 
-from reactstep.client.scripted_replies import Reply, completion_body
 from reactstep.service.http.auth import key_entry
 from reactstep.tools.store.local import LocalStore
 
 SERVICE_KEY = "rsk_bench-load-key-0123456789"
-REPLY = 'Thought: I should read the app.\nAction: read_file(file_path="src/app.py")'
 SATURATION = {"max_concurrent_requests": 8, "max_queue": 8, "queue_timeout_s": 2.0}
 LLM_DELAY_S = 1.0
 STEP = {"project_id": "demo", "session_id": "load", "user_query": "What does main() return?"}
@@ -63,54 +60,28 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--saturation-clients", type=int, default=96)
-    parser.add_argument("--serve-llm", type=float, metavar="DELAY_S", help=argparse.SUPPRESS)
-    parser.add_argument("--serve-app", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve_llm is not None:
-        serve_llm(args.serve_llm)
-    elif args.serve_app:
-        serve_app()
-    else:
-        print(machine_line())
-        run("throughput", args.seconds, args.clients, llm_delay_s=0.0, limits={})
-        run("saturation", args.seconds, args.saturation_clients, llm_delay_s=LLM_DELAY_S, limits=SATURATION)
+    print(machine_line())
+    run("throughput", args.seconds, args.clients, llm_delay_s=0.0, limits={})
+    run("saturation", args.seconds, args.saturation_clients, llm_delay_s=LLM_DELAY_S, limits=SATURATION)
 
 
 def run(name: str, seconds: float, clients: int, llm_delay_s: float, limits: dict[str, Any]) -> None:
     """Start the LLM and the service, drive them for `seconds`, print the figures."""
-    with tempfile.TemporaryDirectory() as data:
+    with tempfile.TemporaryDirectory() as data, child("llm", str(llm_delay_s)) as llm:
         store = LocalStore(Path(data) / "objects")
         store.put("demo", "src/app.py", "".join(f"def f{n}():\n    return {n}\n" for n in range(40)).encode())
-        llm, llm_url = start([sys.executable, __file__, "--serve-llm", str(llm_delay_s)], {})
         settings = {
             "data_dir": data,
             "llm_model": "openai/bench",
-            "llm_api_base": f"{llm_url}/v1",
+            "llm_api_base": f"{llm.url}/v1",
             "api_keys": json.dumps([key_entry(SERVICE_KEY, "demo")]),
             **limits,
         }
-        app, app_url = start([sys.executable, __file__, "--serve-app"], settings)
-        try:
-            tally, elapsed = asyncio.run(drive(app_url, clients, seconds))
-            peak_rss_mb = peak_rss_kb(app.pid) / 1024
-        finally:
-            for process in (app, llm):
-                process.terminate()
-                process.wait(timeout=10)
+        with child("service", settings=settings) as service:
+            tally, elapsed = asyncio.run(drive(service.url, clients, seconds))
+            peak_rss_mb = service.peak_rss_mib()
     report(name, clients, limits, llm_delay_s, tally, elapsed, peak_rss_mb)
-
-
-def start(command: list[str], settings: dict[str, Any]) -> tuple[subprocess.Popen[str], str]:
-    """A child process that prints its loopback URL on its first line once it listens."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
-    env.update({f"REACTSTEP_{key.upper()}": str(value) for key, value in settings.items()})
-    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None
-    url = child.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        child.kill()
-        raise RuntimeError(f"{command[2]} did not start: {url!r}")
-    return child, url
 
 
 async def drive(url: str, clients: int, seconds: float) -> tuple[Tally, float]:
@@ -183,14 +154,6 @@ def quantiles(samples: list[float]) -> str:
     return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(samples):.1f} ms"
 
 
-def peak_rss_kb(pid: int) -> int:
-    """The process's peak resident set size (VmHWM), in kB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmHWM in /proc status")
-
-
 def machine_line() -> str:
     """CPU model, cores, memory and Python, for the figures' context."""
     cpu = next(
@@ -204,46 +167,6 @@ def machine_line() -> str:
     memory_kb = int(Path("/proc/meminfo").read_text().split()[1])
     python = sys.version.split()[0]
     return f"machine: {cpu}, {os.cpu_count()} cores, {memory_kb / 1024 / 1024:.0f} GB RAM, Python {python}"
-
-
-def serve_llm(delay_s: float) -> None:
-    """Child: an OpenAI-compatible chat server on loopback that always gives REPLY after delay_s."""
-    body = json.dumps(completion_body("bench", Reply(REPLY), 0)).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            time.sleep(delay_s)
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
-    server.serve_forever()
-
-
-def serve_app() -> None:
-    """Child: the service, configured from REACTSTEP_* variables, under uvicorn on loopback."""
-    import socket
-
-    import uvicorn
-
-    from reactstep.service.http.app import create_app
-    from reactstep.service.settings import Settings
-
-    listener = socket.create_server(("127.0.0.1", 0))
-    print(f"http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(create_app(Settings()), log_level="warning", access_log=False, backlog=2048)
-    uvicorn.Server(config).run(sockets=[listener])
 
 
 if __name__ == "__main__":

@@ -1,92 +1,122 @@
-"""read_file latency: the local store against S3 (moto's server on loopback), through execute_action's core.
+"""execute_action read_file next to its floors, on the local store and on S3.
 
-Run: .venv/bin/python bench/read_file_latency.py [--requests 300]
-S3 here is a loopback emulator, so the figure is boto3's own cost plus one local HTTP round trip;
-a real bucket adds network latency on top.
+Run: .venv/bin/python bench/read_file_latency.py [--rounds 400]
+
+Every process on 127.0.0.1; the service runs as `reactstep serve` runs it. Interleaved, per store:
+    local  A  POST /api/agent/execute_action read_file over HTTP
+           B  a bare Starlette app (same uvicorn flags) answering a POST with the same JSON (goal <= 1.3)
+    s3     A  the same call, the service on an S3 bucket (moto's server)
+           B  boto3 get_object(...).read() of that file from this process (goal <= 1.2)
+S3 here is a loopback emulator: B is boto3's own cost plus one local round trip; a real bucket adds
+network latency to both, so the ratio only gets closer to 1 there.
 """
 
 import argparse
-import logging
-import socket
+import json
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-from moto.server import ThreadedMotoServer
+import boto3
+import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from stats import describe, machine
-
-from reactstep.service.backends import open_store, s3_client
-from reactstep.service.schemas import ExecuteActionRequest
-from reactstep.service.settings import Settings
-from reactstep.service.workspace.actions import run_execute_action
-from reactstep.tools.catalog import default_registry
-from reactstep.tools.registry import ToolLimits
-from reactstep.tools.store.objects import ObjectStore
+from peers import child, interleaved, load_average, side_by_side
+from stats import machine
 
 SOURCE = "".join(f"def function_{n}(value):\n    return value * {n}\n\n" for n in range(70)).encode()
+READ = {
+    "project_id": "bench",
+    "session_id": "s",
+    "tool_name": "read_file",
+    "tool_args": {"file_path": "src/module.py"},
+}
+GOALS = {"local": 1.3, "s3": 1.2}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=400)
     args = parser.parse_args()
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto logs every request
-    port = _free_port()
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    moto.start()
-    try:
-        with tempfile.TemporaryDirectory() as data:
-            local = open_store(Settings(data_dir=Path(data)))
-            s3 = _s3_store(f"http://127.0.0.1:{port}")
-            print(machine())
-            print(f"file: {len(SOURCE)} bytes, {len(SOURCE.splitlines())} lines")
-            for name, store in (("local", local), ("s3 (moto, loopback)", s3)):
-                print(describe(f"read_file via {name}", _measure(store, args.requests)))
-    finally:
-        moto.stop()
+    print(machine(), "|", load_average(), "before")
+    print(f"file: {len(SOURCE)} bytes, {len(SOURCE.splitlines())} lines")
+    with tempfile.TemporaryDirectory() as data:
+        local(data, args.rounds)
+    with child("s3") as s3:
+        on_s3(s3.url, args.rounds)
+    print(load_average(), "after")
 
 
-def _s3_store(endpoint: str) -> ObjectStore:
-    settings = Settings(
-        storage_backend="s3",
-        s3_endpoint_url=endpoint,
-        s3_bucket=f"bench-{uuid.uuid4().hex[:8]}",
-        s3_region="us-east-1",
-        s3_access_key_id="test",
-        s3_secret_access_key="test",
+def local(data: str, rounds: int) -> None:
+    """The service on the local store against a bare app giving the same answer."""
+    with child("service", settings={"data_dir": data}) as service, httpx.Client() as client:
+        answer = _project_with_file(client, service.url)
+        answer_file = Path(data) / "answer.json"
+        answer_file.write_text(json.dumps(answer))
+        with child("bare", str(answer_file)) as bare:
+            a_ms, b_ms = _run(
+                lambda: client.post(f"{service.url}/api/agent/execute_action", json=READ).raise_for_status(),
+                lambda: client.post(f"{bare.url}/api/agent/execute_action", json=READ).raise_for_status(),
+                rounds,
+            )
+        print("\n== local store")
+        print(
+            side_by_side("execute_action read_file", a_ms, "bare Starlette, same JSON", b_ms, GOALS["local"])
+        )
+        print(f"service peak RSS {service.peak_rss_mib():.0f} MiB")
+
+
+def on_s3(endpoint: str, rounds: int) -> None:
+    """The service on an S3 bucket against boto3 reading the same object."""
+    bucket = f"bench-{uuid.uuid4().hex[:8]}"
+    credentials = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **credentials)
+    s3.create_bucket(Bucket=bucket)
+    settings = {
+        "storage_backend": "s3",
+        "s3_endpoint_url": endpoint,
+        "s3_bucket": bucket,
+        "s3_region": "us-east-1",
+        "s3_access_key_id": "test",
+        "s3_secret_access_key": "test",
+    }
+    with (
+        tempfile.TemporaryDirectory() as data,
+        httpx.Client() as client,
+        child("service", settings={"data_dir": data, **settings}) as service,
+    ):
+        _project_with_file(client, service.url)
+        key = next(
+            item["Key"]
+            for item in s3.list_objects_v2(Bucket=bucket)["Contents"]
+            if item["Key"].endswith("src/module.py")
+        )
+        a_ms, b_ms = _run(
+            lambda: client.post(f"{service.url}/api/agent/execute_action", json=READ).raise_for_status(),
+            lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read(),
+            rounds,
+        )
+        print("\n== s3 (moto on loopback)")
+        print(side_by_side("execute_action read_file", a_ms, "boto3 get_object().read()", b_ms, GOALS["s3"]))
+        print(f"service peak RSS {service.peak_rss_mib():.0f} MiB")
+
+
+def _project_with_file(client: httpx.Client, url: str) -> dict[str, Any]:
+    """Create the project and its file through the API; the read_file answer."""
+    client.put(f"{url}/api/projects/bench").raise_for_status()
+    client.put(f"{url}/api/projects/bench/files/src/module.py", content=SOURCE).raise_for_status()
+    answer: dict[str, Any] = (
+        client.post(f"{url}/api/agent/execute_action", json=READ).raise_for_status().json()
     )
-    s3_client(settings).create_bucket(Bucket=settings.s3_bucket)
-    return open_store(settings)
+    assert not answer["is_error"], answer
+    return answer
 
 
-def _measure(store: ObjectStore, count: int) -> list[float]:
-    store.put("bench", "src/module.py", SOURCE)
-    registry, limits = default_registry(), ToolLimits()
-    request = ExecuteActionRequest(
-        project_id="bench",
-        session_id="s",
-        tool_name="read_file",
-        tool_args={"file_path": "src/module.py"},
-    )
-    samples = []
-    for n in range(count + 10):
-        started = time.perf_counter()
-        result = run_execute_action(request, registry, store, limits)
-        if n >= 10:  # the first calls warm boto3's connection pool
-            samples.append((time.perf_counter() - started) * 1000)
-        assert not result.is_error, result.observation
-    return samples
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+def _run(a: Any, b: Any, rounds: int) -> tuple[list[float], list[float]]:
+    interleaved(a, b, 30)  # warm-up: connection pools, first imports
+    return interleaved(a, b, rounds)
 
 
 if __name__ == "__main__":

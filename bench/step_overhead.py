@@ -1,27 +1,33 @@
-"""react_step overhead beyond the LLM call, with a scripted OpenAI-compatible LLM on loopback.
+"""react_step next to its floor: the same LLM call made with litellm directly.
 
-Run: .venv/bin/python bench/step_overhead.py [--requests 300]
-Prints the client-observed round trip, the server's own work (total_ms - llm_ms: validation,
-prompt rendering, parsing) and the LLM call as litellm sees it, next to a bare HTTP call to the fake.
+Run: .venv/bin/python bench/step_overhead.py [--rounds 400]
+
+Three processes on 127.0.0.1: a fixed-reply OpenAI-compatible LLM, the service (as `reactstep serve`
+runs it) and this one, which times, interleaved,
+    A  POST /api/agent/react_step over HTTP (six earlier steps in the history)
+    B  litellm.completion with the messages the service sends for that step
+and prints the A/B ratio of medians (goal <= 1.25), the machine's load and the service's peak RSS.
 """
 
 import argparse
+import os
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from stats import describe, machine
+from peers import child, interleaved, load_average, side_by_side
+from stats import machine
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.service.http.app import create_app
-from reactstep.service.http.serving import BackgroundServer
+from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
+from reactstep.service.step.react_step import PreparedStep, prepare_step
+from reactstep.tools.catalog import default_registry
 
-REPLY = 'Thought: I should read the app.\nAction: read_file(file_path="src/app.py", start_line=1)'
+GOAL = 1.25
 HISTORY = [
     {
         "thought": f"step {n}",
@@ -34,51 +40,55 @@ HISTORY = [
     }
     for n in range(6)
 ]
+STEP = {
+    "project_id": "bench",
+    "session_id": "s",
+    "user_query": "What does main return?",
+    "conversation_history": HISTORY,
+    "max_iterations_left": 5,
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=400)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as data, ScriptedLLMServer() as llm:
-        llm.push(*[REPLY] * (args.requests * 2 + 20))
-        settings = Settings(data_dir=Path(data), llm_model="openai/bench", llm_api_base=llm.base_url)
-        with BackgroundServer(create_app(settings)) as server, httpx.Client() as client:
-            bare = [_bare_llm_call(client, llm.base_url) for _ in range(args.requests)]
-            round_trips, own, llm_ms = _react_steps(client, server.url, args.requests)
-    print(machine())
-    print(describe("bare HTTP call to the fake LLM", bare))
-    print(describe("react_step round trip (client view)", round_trips))
-    print(describe("LLM call inside react_step (litellm + fake)", llm_ms))
-    print(describe("react_step server work beyond the LLM call", own))
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    with tempfile.TemporaryDirectory() as data, child("llm") as llm:
+        settings = {"data_dir": data, "llm_model": "openai/bench", "llm_api_base": f"{llm.url}/v1"}
+        with child("service", settings=settings) as service, httpx.Client(base_url=service.url) as client:
+            client.put("/api/projects/bench").raise_for_status()
+            arguments = _litellm_arguments(Settings(**settings))  # type: ignore[arg-type]
+
+            def step() -> None:
+                client.post("/api/agent/react_step", json=STEP, timeout=60).raise_for_status()
+
+            def bare() -> None:
+                litellm.completion(**arguments)
+
+            interleaved(step, bare, 20)  # warm-up: imports, connection pools
+            print(machine(), "|", load_average(), "before")
+            a_ms, b_ms = interleaved(step, bare, args.rounds)
+            print(side_by_side("react_step over HTTP", a_ms, "litellm.completion", b_ms, GOAL))
+            print(f"service peak RSS {service.peak_rss_mib():.0f} MiB | {load_average()} after")
 
 
-def _bare_llm_call(client: httpx.Client, base_url: str) -> float:
-    started = time.perf_counter()
-    body = {"model": "bench", "messages": [{"role": "user", "content": "hi"}]}
-    client.post(f"{base_url}/chat/completions", json=body).raise_for_status()
-    return (time.perf_counter() - started) * 1000
-
-
-def _react_steps(client: httpx.Client, url: str, count: int) -> tuple[list[float], list[float], list[float]]:
-    body = {
-        "project_id": "bench",
-        "session_id": "s",
-        "user_query": "What does main return?",
-        "conversation_history": HISTORY,
-        "max_iterations_left": 5,
+def _litellm_arguments(settings: Settings) -> dict[str, Any]:
+    """The call the service makes for STEP, as plain litellm arguments."""
+    prepared = prepare_step(ReactStepRequest.model_validate(STEP), settings, default_registry())
+    assert isinstance(prepared, PreparedStep)
+    call = prepared.llm_request
+    return {
+        "model": call.model,
+        "messages": call.messages,
+        "api_base": call.api_base,
+        "api_key": "none",
+        "temperature": call.temperature,
+        "max_tokens": call.max_tokens,
+        "stop": list(call.stop),
     }
-    for _ in range(10):  # warm-up: litellm's first import and call are slow
-        client.post(f"{url}/api/agent/react_step", json=body, timeout=60).raise_for_status()
-    round_trips, own, llm_ms = [], [], []
-    for _ in range(count):
-        started = time.perf_counter()
-        reply = client.post(f"{url}/api/agent/react_step", json=body, timeout=60)
-        round_trips.append((time.perf_counter() - started) * 1000)
-        timing = reply.json()["timing"]
-        own.append(timing["total_ms"] - timing["llm_ms"])
-        llm_ms.append(timing["llm_ms"])
-    return round_trips, own, llm_ms
 
 
 if __name__ == "__main__":

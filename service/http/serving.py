@@ -9,9 +9,16 @@ import uvicorn
 from starlette.applications import Starlette
 
 
+def uvicorn_config(
+    app: Starlette, host: str = "127.0.0.1", port: int = 0, log_level: str = "info"
+) -> uvicorn.Config:
+    """How `serve` runs the app (the benchmarks run their baselines the same way)."""
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False)
+
+
 def serve_forever(app: Starlette, host: str, port: int) -> None:
     """Serve until interrupted."""
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+    uvicorn.Server(uvicorn_config(app, host, port)).run()
 
 
 class BackgroundServer:
@@ -20,8 +27,7 @@ class BackgroundServer:
     def __init__(self, app: Starlette, host: str = "127.0.0.1") -> None:
         self.host = host
         self.port = _free_port(host)
-        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning")
-        self._server = uvicorn.Server(config)
+        self._server = uvicorn.Server(uvicorn_config(app, host, self.port, log_level="warning"))
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
     @property

@@ -1,0 +1,194 @@
+"""The processes a side-by-side benchmark talks to, each a child on 127.0.0.1, and how to measure them.
+
+    python bench/peers.py llm [DELAY_S]   an OpenAI-compatible chat server that always gives REPLY
+    python bench/peers.py service         the service, configured from REACTSTEP_* variables
+    python bench/peers.py bare JSON_FILE  a bare Starlette app answering every POST with that JSON
+    python bench/peers.py s3              an S3-speaking server (moto's) on loopback
+Each child prints its URL on its first line once it listens. The service and the bare app run under
+the same uvicorn flags as `reactstep serve`, so the two differ only in what the app does.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from stats import percentile
+
+REPLY = 'Thought: I should read the app.\nAction: read_file(file_path="src/app.py")'
+
+
+@contextmanager
+def child(role: str, *arguments: str, settings: dict[str, Any] | None = None) -> Iterator["Child"]:
+    """Start `peers.py role arguments` with REACTSTEP_* settings; stop it on leaving."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
+    env.update({f"REACTSTEP_{key.upper()}": str(value) for key, value in (settings or {}).items()})
+    command = [sys.executable, __file__, role, *arguments]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    try:
+        if not url.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"peers.py {role} did not start: {url!r}")
+        yield Child(process, url)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class Child:
+    """A running child process and the URL it serves."""
+
+    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
+        self.process = process
+        self.url = url
+
+    def peak_rss_mib(self) -> float:
+        """The process's peak resident set size (VmHWM), in MiB."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmHWM in /proc status")
+
+
+def interleaved(a: Callable[[], None], b: Callable[[], None], rounds: int) -> tuple[list[float], list[float]]:
+    """Time `a` and `b` alternately (ABBA...) so drift in the machine's load hits both alike; ms."""
+    a_ms: list[float] = []
+    b_ms: list[float] = []
+    for n in range(rounds):
+        order = ((a, a_ms), (b, b_ms)) if n % 2 == 0 else ((b, b_ms), (a, a_ms))
+        for call, samples in order:
+            started = time.perf_counter()
+            call()
+            samples.append((time.perf_counter() - started) * 1000)
+    return a_ms, b_ms
+
+
+def side_by_side(name_a: str, a_ms: list[float], name_b: str, b_ms: list[float], goal: float) -> str:
+    """Both medians and p99s, and the A/B ratio of medians against its goal."""
+    a50, b50 = percentile(a_ms, 0.5), percentile(b_ms, 0.5)
+    ratio = a50 / b50
+    verdict = "meets" if ratio <= goal else "misses"
+    return (
+        f"A {name_a}: p50 {a50:.2f} ms, p99 {percentile(a_ms, 0.99):.2f} ms (n={len(a_ms)})\n"
+        f"B {name_b}: p50 {b50:.2f} ms, p99 {percentile(b_ms, 0.99):.2f} ms (n={len(b_ms)})\n"
+        f"A/B = {ratio:.2f} (goal <= {goal}: {verdict})"
+    )
+
+
+def load_average() -> str:
+    """The 1-minute load average, for the figures' context."""
+    return f"load average {os.getloadavg()[0]:.2f}"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def serve_llm(delay_s: float) -> None:
+    """Child: an OpenAI-compatible chat server that always answers REPLY after delay_s."""
+    from reactstep.client.scripted_replies import Reply, completion_body
+
+    body = json.dumps(completion_body("bench", Reply(REPLY), 0)).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            if delay_s:
+                time.sleep(delay_s)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+def serve_service() -> None:
+    """Child: the service, configured from REACTSTEP_* variables."""
+    from reactstep.service.http.app import create_app
+    from reactstep.service.settings import Settings
+
+    _serve(create_app(Settings()))
+
+
+def serve_bare(answer_file: str) -> None:
+    """Child: Starlette with one POST route that reads the body and answers the given JSON."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    answer = json.loads(Path(answer_file).read_text())
+
+    async def endpoint(request: Request) -> JSONResponse:
+        await request.body()
+        return JSONResponse(answer)
+
+    _serve(Starlette(routes=[Route("/{path:path}", endpoint, methods=["POST"])]))
+
+
+def serve_s3() -> None:
+    """Child: moto's S3 server; it logs nothing per request."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    print(f"http://127.0.0.1:{port}", flush=True)
+    threading.Event().wait()
+
+
+def _serve(app: Any) -> None:
+    """Serve `app` on a fresh loopback port with the flags of `reactstep serve` (serving.py)."""
+    import uvicorn
+
+    from reactstep.service.http.serving import uvicorn_config
+
+    # proto=IPPROTO_TCP as uvicorn's own bind has it: asyncio sets TCP_NODELAY on accepted sockets
+    # only then, and without it every keep-alive answer waits ~40 ms for a delayed ACK.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(2048)
+    print(f"http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn_config(app, log_level="warning")).run(sockets=[listener])
+
+
+if __name__ == "__main__":
+    role = sys.argv[1]
+    if role == "llm":
+        serve_llm(float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
+    elif role == "service":
+        serve_service()
+    elif role == "bare":
+        serve_bare(sys.argv[2])
+    elif role == "s3":
+        serve_s3()
+    else:
+        raise SystemExit(f"unknown role {role!r}")

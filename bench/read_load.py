@@ -1,0 +1,115 @@
+"""read_file under load: the service next to a bare Starlette app, driven by wrk.
+
+Run: .venv/bin/python bench/read_load.py [--seconds 20] [--rounds 2] [--connections 16]
+Needs wrk (Debian: apt-get install wrk).
+
+Both apps run as `reactstep serve` runs one (one uvicorn process, same flags) on 127.0.0.1:
+    A  POST /api/agent/execute_action read_file, local store, dev mode
+    B  a bare Starlette app answering that POST with the same JSON
+wrk (one thread, `--connections` keep-alive connections) drives A, then B, `--rounds` times, each
+for `--seconds`. Printed: requests/s and latency percentiles of each run, the A/B throughput ratio
+of the medians (goal >= 0.5), A's worst p99 (goal <= 15 ms) and A's peak RSS (goal <= 250 MiB).
+"""
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from peers import Child, child, load_average
+from read_file_latency import READ, SOURCE
+from stats import machine
+
+GOALS = {"throughput": 0.5, "p99_ms": 15.0, "rss_mib": 250.0}
+LUA = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = [[{body}]]
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=16)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+    print(machine(), "|", load_average(), "before")
+    with tempfile.TemporaryDirectory() as data, child("service", settings={"data_dir": data}) as service:
+        answer = _project_with_file(service.url)
+        (Path(data) / "answer.json").write_text(json.dumps(answer))
+        script = Path(data) / "read.lua"
+        script.write_text(LUA.format(body=json.dumps(READ)))
+        with child("bare", str(Path(data) / "answer.json")) as bare:
+            _wrk(service, script, 2, args.connections)  # warm-up
+            _wrk(bare, script, 2, args.connections)
+            a_runs, b_runs = [], []
+            for _ in range(args.rounds):
+                a_runs.append(_wrk(service, script, args.seconds, args.connections))
+                b_runs.append(_wrk(bare, script, args.seconds, args.connections))
+        rss = service.peak_rss_mib()
+    _report(a_runs, b_runs, rss, args.connections)
+    print(load_average(), "after")
+
+
+def _project_with_file(url: str) -> dict[str, object]:
+    with httpx.Client(base_url=url) as client:
+        client.put("/api/projects/bench").raise_for_status()
+        client.put("/api/projects/bench/files/src/module.py", content=SOURCE).raise_for_status()
+        answer: dict[str, object] = (
+            client.post("/api/agent/execute_action", json=READ).raise_for_status().json()
+        )
+    assert answer["is_error"] is False, answer
+    return answer
+
+
+def _wrk(target: Child, script: Path, seconds: int, connections: int) -> dict[str, float]:
+    """One wrk run: requests/s, p50 and p99 in ms; any answer that is not 2xx stops the benchmark."""
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script)]
+    output = subprocess.run(
+        [*command, f"{target.url}/api/agent/execute_action"], capture_output=True, text=True, check=True
+    ).stdout
+    if "Non-2xx" in output or "Socket errors" in output:
+        raise SystemExit(f"wrk saw errors:\n{output}")
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output)[1]),  # type: ignore[index]
+        "p50_ms": _ms(re.search(r"50%\s+([\d.]+\w+)", output)[1]),  # type: ignore[index]
+        "p99_ms": _ms(re.search(r"99%\s+([\d.]+\w+)", output)[1]),  # type: ignore[index]
+    }
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(\w+)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def _report(a_runs: list[dict[str, float]], b_runs: list[dict[str, float]], rss: float, clients: int) -> None:
+    print(f"\nwrk -t1 -c{clients}, {len(a_runs)} rounds of A then B")
+    for name, runs in (("A read_file", a_runs), ("B bare     ", b_runs)):
+        for run in runs:
+            print(f"{name}: {run['rps']:,.0f} req/s, p50 {run['p50_ms']:.2f} ms, p99 {run['p99_ms']:.2f} ms")
+    ratio = statistics.median(r["rps"] for r in a_runs) / statistics.median(r["rps"] for r in b_runs)
+    worst = max(r["p99_ms"] for r in a_runs)
+    print(
+        f"A/B throughput = {ratio:.2f} (goal >= {GOALS['throughput']}: {_verdict(ratio, '>=', 'throughput')})"
+    )
+    print(f"A worst p99 = {worst:.2f} ms (goal <= {GOALS['p99_ms']}: {_verdict(worst, '<=', 'p99_ms')})")
+    print(f"A peak RSS = {rss:.0f} MiB (goal <= {GOALS['rss_mib']:.0f}: {_verdict(rss, '<=', 'rss_mib')})")
+
+
+def _verdict(value: float, relation: str, goal: str) -> str:
+    met = value >= GOALS[goal] if relation == ">=" else value <= GOALS[goal]
+    return "meets" if met else "misses"
+
+
+if __name__ == "__main__":
+    main()
