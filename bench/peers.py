@@ -61,7 +61,11 @@ class Child:
 
 
 def interleaved(a: Callable[[], None], b: Callable[[], None], rounds: int) -> tuple[list[float], list[float]]:
-    """Time `a` and `b` alternately (ABBA...) so drift in the machine's load hits both alike; ms."""
+    """Time `a` and `b` alternately (ABBA...) so drift in the machine's load hits both alike; ms.
+
+    Back to back, with no pause: on a virtual machine an idle pause lets the CPUs sleep, and the
+    wake-up then lands inside the next call timed (5 ms pauses doubled react_step's time here).
+    """
     a_ms: list[float] = []
     b_ms: list[float] = []
     for n in range(rounds):

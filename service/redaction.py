@@ -16,7 +16,7 @@ import re
 import threading
 import traceback
 from functools import cache
-from typing import Any, get_args
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
 
@@ -126,6 +126,8 @@ def _fields_that_may_hold_secrets(model: type[BaseModel]) -> tuple[str, ...]:
 def _may_hold_secrets(annotation: Any) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, SecretStr | BaseModel):
         return True
+    if get_origin(annotation) is dict:
+        return False  # _collect does not look inside mappings
     return annotation is Any or any(_may_hold_secrets(argument) for argument in get_args(annotation))
 
 

@@ -5,13 +5,17 @@ import threading
 from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
-from reactstep.tools.registry import ToolContext, ToolSpec
+from reactstep.tools.recent import Recent
+from reactstep.tools.registry import ToolContext, ToolLimits, ToolSpec
 from reactstep.tools.store.paths import normalize_path
 
 NUMBERED = "%5d | "  # before each line shown: its number, right-aligned in five columns
 PREFIXES_KEPT = 20_000  # the prefixes of the first lines are made once and kept
 _PREFIXES: list[str] = []
 _GROWING = threading.Lock()
+RENDERED_KEPT = 64
+RENDERED_MAX_BYTES = 128 * 1024
+_rendered: Recent[tuple[str, bytes, int | None, int | None, ToolLimits], str] = Recent(RENDERED_KEPT)
 
 
 class ReadFileArgs(BaseModel):
@@ -25,11 +29,25 @@ class ReadFileArgs(BaseModel):
 
 
 def read_file(args: ReadFileArgs, context: ToolContext) -> str:
-    """Return the requested lines of one file, numbered, within the limits."""
+    """Return the requested lines of one file, numbered, within the limits.
+
+    The same bytes asked for the same way read the same: the last RENDERED_KEPT answers for files
+    of up to RENDERED_MAX_BYTES are kept by path, bytes, lines asked for and limits.
+    """
     path = normalize_path(args.file_path)
     if not path:
         raise ToolError("file_path is empty; use list_files to see the project root")
     data = context.store.get(context.project_id, path)
+    if len(data) > RENDERED_MAX_BYTES:
+        return _render(path, data, args, context)
+    key = (path, data, args.start_line, args.end_line, context.limits)
+    if (known := _rendered.get(key)) is None:
+        known = _render(path, data, args, context)
+        _rendered.put(key, known)
+    return known
+
+
+def _render(path: str, data: bytes, args: ReadFileArgs, context: ToolContext) -> str:
     if b"\x00" in data[:8192]:
         raise ToolError(f"{path} is a binary file ({len(data)} bytes) and cannot be shown")
     lines = data.decode("utf-8", errors="replace").splitlines()

@@ -46,6 +46,8 @@ class Grant:
 
     def allows(self, project_id: str) -> bool:
         """Whether the grant covers this project."""
+        if "*" in self.patterns:
+            return True
         return any(fnmatch.fnmatchcase(project_id, pattern) for pattern in self.patterns)
 
 

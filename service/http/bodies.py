@@ -5,6 +5,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 
 from reactstep.service.errors import BadRequest, InvalidJSON, JSONTooDeep, PayloadTooLarge, ValidationFailed
 from reactstep.service.limits import check_json_depth
@@ -23,17 +24,32 @@ async def read_model(
 ) -> Model:
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
     raw = await read_limited(request, max_bytes)
-    payload = {} if allow_empty and not raw.strip() else _decode(raw)
-    if raw.count(b"{") + raw.count(b"[") > max_depth:  # with fewer openers it cannot nest deeper
-        check_json_depth(payload, max_depth)
+    body = _validated(model, {}) if allow_empty and not raw.strip() else _parsed(raw, model, max_depth)
+    remember_request_secrets(body)
+    return body
+
+
+def _parsed(raw: bytes, model: type[Model], max_depth: int) -> Model:
+    if not raw:
+        raise InvalidJSON("the request body is empty; send a JSON object")
+    if raw.count(b"{") + raw.count(b"[") <= max_depth:  # too few openers to nest deeper than allowed:
+        return _validated(model, raw)  # pydantic parses the JSON itself, in one pass
+    payload = _decode(raw)
+    check_json_depth(payload, max_depth)
+    return _validated(model, payload)
+
+
+def _validated(model: type[Model], payload: Any) -> Model:
     try:
-        body = model.model_validate(payload)
+        if isinstance(payload, bytes):
+            return model.model_validate_json(payload)
+        return model.model_validate(payload)
     except ValidationError as exc:
+        if invalid := [error for error in exc.errors() if error["type"] == "json_invalid"]:
+            raise InvalidJSON(f"the request body is not valid JSON: {invalid[0]['msg'][:200]}") from exc
         raise ValidationFailed(
             "the request body does not match the schema", details=describe_errors(exc)
         ) from exc
-    remember_request_secrets(body)
-    return body
 
 
 async def read_limited(request: Request, max_bytes: int) -> bytes:
@@ -55,8 +71,6 @@ async def read_limited(request: Request, max_bytes: int) -> bytes:
 
 
 def _decode(body: bytes) -> Any:
-    if not body:
-        raise InvalidJSON("the request body is empty; send a JSON object")
     try:
         return json.loads(body)
     except RecursionError as exc:
@@ -71,3 +85,8 @@ def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
         {"field": ".".join(str(part) for part in error["loc"]) or "body", "message": error["msg"]}
         for error in exc.errors(include_input=False, include_url=False, include_context=False)
     ]
+
+
+def model_response(body: BaseModel, exclude_none: bool = False) -> Response:
+    """A model as the JSON body of a 200 answer, serialised by pydantic in one pass (no dict between)."""
+    return Response(body.model_dump_json(exclude_none=exclude_none), media_type="application/json")

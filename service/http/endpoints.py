@@ -7,13 +7,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import Model, read_model
+from reactstep.service.http.bodies import Model, model_response, read_model
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest
 from reactstep.service.step.overview_section import read_requested_overview
-from reactstep.service.step.react_step import run_react_step, step_body
+from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 from reactstep.service.workspace.projects import require_project
@@ -45,10 +45,10 @@ async def react_step(request: Request) -> Response:
     if body.stream:
         return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
     result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry, overview)
-    return JSONResponse(step_body(result))
+    return model_response(result, exclude_none=True)
 
 
-async def execute_action(request: Request) -> JSONResponse:
+async def execute_action(request: Request) -> Response:
     """POST /api/agent/execute_action."""
     runtime = _runtime(request)
     body = await _read(request, ExecuteActionRequest)
@@ -57,7 +57,7 @@ async def execute_action(request: Request) -> JSONResponse:
         result = run_execute_action(body, runtime)
     else:
         result = await run_in_threadpool(run_execute_action, body, runtime)
-    return JSONResponse(result.model_dump(mode="json"))
+    return model_response(result)
 
 
 async def list_tools(request: Request) -> JSONResponse:

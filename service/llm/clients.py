@@ -15,18 +15,19 @@ the key and timeout (each key the process was lent stays in memory no longer tha
 import asyncio
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+
+from reactstep.tools.recent import Recent
 
 WRAPPERS_KEPT = 64
 
 _lock = threading.Lock()
 _async_pools: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
 _sync_pool: list[httpx.Client] = []
-_wrappers: OrderedDict[tuple[object, ...], Any] = OrderedDict()
+_wrappers: Recent[tuple[object, ...], Any] = Recent(WRAPPERS_KEPT)
 
 
 def async_openai_client(api_base: str, api_key: str, timeout_s: float) -> Any:
@@ -56,14 +57,11 @@ def sync_openai_client(api_base: str, api_key: str, timeout_s: float) -> Any:
 
 
 def _wrapper(key: tuple[object, ...], build: Callable[[], Any]) -> Any:
-    with _lock:
-        if (kept := _wrappers.get(key)) is not None:
-            _wrappers.move_to_end(key)
-            return kept
-        wrapper = _wrappers[key] = build()
-        while len(_wrappers) > WRAPPERS_KEPT:
-            _wrappers.popitem(last=False)
-        return wrapper
+    wrapper = _wrappers.get(key)
+    if wrapper is None:
+        wrapper = build()
+        _wrappers.put(key, wrapper)
+    return wrapper
 
 
 def _digest(api_key: str) -> str:
@@ -74,9 +72,7 @@ def _async_pool() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     with _lock:
         for closed in [other for other in _async_pools if other.is_closed()]:
-            dropped = _async_pools.pop(closed)
-            for key in [key for key in _wrappers if key[0] is dropped]:
-                del _wrappers[key]
+            del _async_pools[closed]  # its wrappers stay only until they are the least recent
         pool = _async_pools.get(loop)
         if pool is None:
             pool = _async_pools[loop] = httpx.AsyncClient(follow_redirects=False)

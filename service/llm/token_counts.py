@@ -10,11 +10,11 @@ step N-1 did not send. The cache holds digests and integers, never prompt text, 
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
+
+from reactstep.tools.recent import Recent
 
 Message = dict[str, Any]
 # (model, messages, tools or None) -> tokens, as the model's tokenizer counts them
@@ -28,9 +28,7 @@ class TokenCounts:
 
     def __init__(self, counter: Counter, max_entries: int = MAX_ENTRIES) -> None:
         self._counter = counter
-        self._max_entries = max_entries
-        self._parts: OrderedDict[tuple[str, ...], int] = OrderedDict()
-        self._lock = threading.Lock()
+        self._parts: Recent[tuple[str, ...], int] = Recent(max_entries)
 
     def count(self, model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
         """The same number the counter gives for the whole prompt."""
@@ -57,18 +55,16 @@ class TokenCounts:
         return len(self._parts)
 
     def _part(self, key: tuple[str, ...], compute: Callable[[], int]) -> int:
-        with self._lock:
-            if (known := self._parts.get(key)) is not None:
-                self._parts.move_to_end(key)
-                return known
-        value = compute()  # outside the lock: two threads may both count a new part, alike
-        with self._lock:
-            self._parts[key] = value
-            while len(self._parts) > self._max_entries:
-                self._parts.popitem(last=False)
-        return value
+        known = self._parts.get(key)
+        if known is None:
+            known = compute()  # two threads may both count a new part, alike
+            self._parts.put(key, known)
+        return known
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    if isinstance(value, dict) and value.keys() == {"role", "content"} and isinstance(value["content"], str):
+        text = f"{value['role']}\x00{value['content']}"  # most messages: no JSON needed
+    else:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

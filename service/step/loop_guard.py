@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactstep.service.parsing.call_syntax import render_action
-from reactstep.service.schemas import CompletedStep, HistoryItem
+from reactstep.service.schemas import ActionDetails, CompletedStep, HistoryItem
 from reactstep.service.step.prompting import render
 
 
@@ -34,18 +34,22 @@ def action_key(tool_name: str, tool_args: Mapping[str, Any]) -> str:
 def repeated_actions(history: Sequence[HistoryItem], repeats: int) -> list[RepeatedAction]:
     """Actions run `repeats` times or more with the same observation, in order of first appearance."""
     counts: Counter[tuple[str, str, bool]] = Counter()
-    shown: dict[str, str] = {}
+    first: dict[str, ActionDetails] = {}
     for step in history:
         if isinstance(step, CompletedStep):
             details = step.action_details
             key = action_key(details.tool_name, details.tool_args)
             counts[(key, step.observation, step.is_error)] += 1
-            shown.setdefault(key, _render(details.tool_name, details.tool_args).removeprefix("Action: "))
+            first.setdefault(key, details)
     found: dict[str, int] = {}
     for (key, _, _), count in counts.items():
         if count >= repeats:
             found[key] = max(found.get(key, 0), count)
-    return [RepeatedAction(key, shown[key], count) for key, count in found.items()]
+    return [RepeatedAction(key, _shown(first[key]), count) for key, count in found.items()]
+
+
+def _shown(details: ActionDetails) -> str:
+    return _render(details.tool_name, details.tool_args).removeprefix("Action: ")
 
 
 def loop_warnings(repeated: Sequence[RepeatedAction]) -> list[str]:

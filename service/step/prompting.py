@@ -63,14 +63,20 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        auto_reload=False,  # templates ship with the code: no stat of the file on every render
     )
     environment.filters["untrusted"] = untrusted
     return environment
 
 
+@cache
+def _template(name: str) -> jinja2.Template:
+    return _environment().get_template(f"{name}.j2")
+
+
 def render(template: str, **variables: Any) -> str:
     """Render prompts/<template>.j2, stripped of surrounding whitespace."""
-    return _environment().get_template(f"{template}.j2").render(**variables).strip()
+    return _template(template).render(**variables).strip()
 
 
 def describe_signature(schema: dict[str, Any]) -> str:

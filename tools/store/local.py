@@ -6,12 +6,12 @@ import hashlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from stat import S_ISLNK
+from stat import S_ISLNK, S_ISREG
 
 from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError, UnsafePath
+from reactstep.tools.store.memos import ContentMemo, EtagMemo
 from reactstep.tools.store.objects import (
     INDEX_DIR,
     ObjectInfo,
@@ -34,15 +34,34 @@ class LocalStore:
         self._root = Path(root)  # created on first write
         self._real_root: Path | None = None  # the root resolved, once it exists
         self._etags = EtagMemo()
+        self._contents = ContentMemo()
 
     def get(self, project_id: str, path: str) -> bytes:
         """The file's bytes."""
         clean = normalize_path(path)
-        target = self._resolve(project_id, clean)
         if not clean:
+            self._project_dir(project_id)  # an invalid project id is still refused first
             raise directory_error(clean)
-        with _local_errors(clean, "read"), open(target, "rb", buffering=0) as handle:
-            return handle.readall()
+        base = self._project_dir(project_id)
+        if (known := self._known_contents(f"{base}/{clean}")) is not None:
+            return known
+        found = _link_free_stat(base, clean)
+        if found is not None and S_ISREG(found.st_mode):  # the common case, in plain strings
+            with _local_errors(clean, "read"):
+                return self._contents.read(f"{base}/{clean}", found)
+        target = self._resolve(project_id, clean)  # a link on the way, or nothing there: as always
+        with _local_errors(clean, "read"):
+            return self._contents.read(str(target))
+
+    def _known_contents(self, name: str) -> bytes | None:
+        """The bytes kept for this very file (inode, size, times) from a read that found no link on
+        its way. One lstat: if a folder on the way became a link since, it leads to the same file,
+        whose bytes were served already, so nothing new can leak."""
+        try:
+            stat = os.lstat(name)
+        except OSError:
+            return None
+        return self._contents.known(name, stat) if S_ISREG(stat.st_mode) else None
 
     def head(self, project_id: str, path: str) -> ObjectInfo | None:
         """The file's metadata, or None."""
@@ -190,18 +209,35 @@ class LocalStore:
 
 def _has_link(base: Path, clean: str) -> bool:
     """Whether the project directory or any existing part of `clean` below it is a symbolic link."""
+    return _walk_lstat(base, clean) is _LINK
+
+
+def _link_free_stat(base: Path, clean: str) -> os.stat_result | None:
+    """The lstat of base/clean when it exists and nothing from the project directory down is a link."""
+    found = _walk_lstat(base, clean)
+    return found if isinstance(found, os.stat_result) else None
+
+
+_LINK = object()  # _walk_lstat met a link (or an error the full resolution should report)
+
+
+def _walk_lstat(base: Path, clean: str) -> os.stat_result | object | None:
+    """lstat the project directory and each part of `clean` in turn: the last one's result, _LINK
+    at the first link, None at the first missing part (nothing below it exists, links included)."""
     paths = [str(base)]
     for part in clean.split("/") if clean else []:
         paths.append(f"{paths[-1]}/{part}")
+    found = None
     for path in paths:
         try:
-            if S_ISLNK(os.lstat(path).st_mode):
-                return True
+            found = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
-            return False  # nothing below a missing part exists, links included
+            return None
         except OSError:
-            return True  # let the full resolution decide (and report)
-    return False
+            return _LINK
+        if S_ISLNK(found.st_mode):
+            return _LINK
+    return found
 
 
 def _walk_files(base: Path, top: Path) -> Iterator[str]:
@@ -283,34 +319,3 @@ def _local_info(path: str, target: Path, etags: "EtagMemo") -> ObjectInfo | None
     except OSError as exc:
         raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
     return ObjectInfo(path, stat.st_size, digest, stat.st_mtime_ns / 1e9)
-
-
-class EtagMemo:
-    """The MD5 of files hashed before, so listing a large project does not read every file each time.
-
-    An entry is keyed by the file's inode, size, mtime and ctime, and kept only for a file unchanged
-    for RACY_S seconds when it was hashed: any later change moves its ctime (which nobody can set
-    back) to a time at least that far from the recorded one, so a stale MD5 is never returned.
-    """
-
-    RACY_S = 2.0
-    LIMIT = 500_000
-
-    def __init__(self) -> None:
-        self._known: dict[str, tuple[tuple[int, int, int, int], str]] = {}
-
-    def etag(self, target: Path, stat: os.stat_result) -> str:
-        """The file's MD5, read only when the memo has none for this state of the file."""
-        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-        name = str(target)
-        known = self._known.get(name)
-        if known is not None and known[0] == key:
-            return known[1]
-        with target.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "md5").hexdigest()
-        settled = time.time_ns() - int(self.RACY_S * 1e9)
-        if max(stat.st_mtime_ns, stat.st_ctime_ns) < settled:
-            if len(self._known) >= self.LIMIT:
-                self._known.clear()
-            self._known[name] = (key, digest)
-        return digest
