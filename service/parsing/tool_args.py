@@ -16,6 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from reactstep.service.parsing.call_syntax import MAX_NESTING
+from reactstep.tools.recent import Recent
 
 __all__ = ["STRICT_JSON", "ArgumentError", "ToolInput", "arguments_value", "input_value", "tool_input"]
 
@@ -145,7 +146,7 @@ def _problems(args: dict[str, Any], schema: Mapping[str, Any]) -> list[str]:
     if unknown and schema.get("additionalProperties", False) is False:
         valid = ", ".join(properties) or "none"
         problems.append(f"unknown argument {', '.join(map(repr, unknown))} (valid: {valid})")
-    errors = Draft202012Validator(schema).iter_errors(args)
+    errors = _validator(schema).iter_errors(args)
     for error in sorted(errors, key=lambda e: (_path(e.absolute_path), str(e.message))):
         # Top-level missing and unknown names were reported above, in the model's terms.
         if error.absolute_path or error.validator not in ("required", "additionalProperties"):
@@ -153,6 +154,19 @@ def _problems(args: dict[str, Any], schema: Mapping[str, Any]) -> list[str]:
     unique = list(dict.fromkeys(problems))
     extra = len(unique) - _MAX_PROBLEMS
     return unique[:_MAX_PROBLEMS] + ([f"and {extra} more"] if extra > 0 else [])
+
+
+def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+    """The schema's validator, built once per distinct schema (building one costs more than using it)."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    validator = _validators.get(key)
+    if validator is None:
+        validator = Draft202012Validator(schema)
+        _validators.put(key, validator)
+    return validator
+
+
+_validators: Recent[str, Draft202012Validator] = Recent(256)
 
 
 def _describe_error(error: Any) -> str:
