@@ -34,9 +34,13 @@ def logged() -> Iterator[list[str]]:
 def test_the_gateway_answers_as_litellm_does_and_skips_its_success_logging(logged: list[str]) -> None:
     with ScriptedLLMServer() as llm:
         llm.push("Final Answer: from the gateway", "Final Answer: from litellm")
-        request = LLMRequest("openai/m", MESSAGES, 0.0, 64, 10.0, api_base=llm.base_url, stop=("Observation:",))
+        request = LLMRequest(
+            "openai/m", MESSAGES, 0.0, 64, 10.0, api_base=llm.base_url, stop=("Observation:",)
+        )
         reply = asyncio.run(LiteLLMGateway(max_workers=2).complete(request))
-        direct = litellm.completion(model="openai/m", messages=MESSAGES, api_base=llm.base_url, api_key="none")
+        direct = litellm.completion(
+            model="openai/m", messages=MESSAGES, api_base=llm.base_url, api_key="none"
+        )
         deadline = time.monotonic() + 10
         while not logged and time.monotonic() < deadline:  # litellm logs on a background thread
             time.sleep(0.01)
