@@ -4,6 +4,9 @@
     python bench/peers.py service         the service, configured from REACTSTEP_* variables
     python bench/peers.py bare JSON_FILE  a bare Starlette app answering every POST with that JSON
     python bench/peers.py s3              an S3-speaking server (moto's) on loopback
+    python bench/peers.py relay ARGS_FILE a bare Starlette app that, for every POST, reads the body
+                                          and makes the litellm.completion call in ARGS_FILE on a
+                                          worker thread: the least any server doing a step can do
 Each child prints its URL on its first line once it listens. The service and the bare app run under
 the same uvicorn flags as `reactstep serve`, so the two differ only in what the app does.
 """
@@ -77,15 +80,18 @@ def interleaved(a: Callable[[], None], b: Callable[[], None], rounds: int) -> tu
     return a_ms, b_ms
 
 
-def side_by_side(name_a: str, a_ms: list[float], name_b: str, b_ms: list[float], goal: float) -> str:
+def side_by_side(
+    name_a: str, a_ms: list[float], name_b: str, b_ms: list[float], goal: float, letters: str = "AB"
+) -> str:
     """Both medians and p99s, and the A/B ratio of medians against its goal."""
     a50, b50 = percentile(a_ms, 0.5), percentile(b_ms, 0.5)
     ratio = a50 / b50
     verdict = "meets" if ratio <= goal else "misses"
+    a, b = letters
     return (
-        f"A {name_a}: p50 {a50:.2f} ms, p99 {percentile(a_ms, 0.99):.2f} ms (n={len(a_ms)})\n"
-        f"B {name_b}: p50 {b50:.2f} ms, p99 {percentile(b_ms, 0.99):.2f} ms (n={len(b_ms)})\n"
-        f"A/B = {ratio:.2f} (goal <= {goal}: {verdict})"
+        f"{a} {name_a}: p50 {a50:.2f} ms, p99 {percentile(a_ms, 0.99):.2f} ms (n={len(a_ms)})\n"
+        f"{b} {name_b}: p50 {b50:.2f} ms, p99 {percentile(b_ms, 0.99):.2f} ms (n={len(b_ms)})\n"
+        f"{a}/{b} = {ratio:.2f} (goal <= {goal}: {verdict})"
     )
 
 
@@ -155,6 +161,26 @@ def serve_bare(answer_file: str) -> None:
     _serve(Starlette(routes=[Route("/{path:path}", endpoint, methods=["POST"])]))
 
 
+def serve_relay(arguments_file: str) -> None:
+    """Child: Starlette with one POST route that makes one fixed litellm call on a worker thread."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    arguments = json.loads(Path(arguments_file).read_text())
+
+    async def endpoint(request: Request) -> JSONResponse:
+        await request.body()
+        reply = await run_in_threadpool(lambda: litellm.completion(**arguments))
+        return JSONResponse({"thought": reply.choices[0].message.content})
+
+    _serve(Starlette(routes=[Route("/{path:path}", endpoint, methods=["POST"])]))
+
+
 def serve_s3() -> None:
     """Child: moto's S3 server; it logs nothing per request."""
     import logging
@@ -194,5 +220,7 @@ if __name__ == "__main__":
         serve_bare(sys.argv[2])
     elif role == "s3":
         serve_s3()
+    elif role == "relay":
+        serve_relay(sys.argv[2])
     else:
         raise SystemExit(f"unknown role {role!r}")

@@ -2,14 +2,17 @@
 
 Run: .venv/bin/python bench/step_overhead.py [--rounds 400]
 
-Three processes on 127.0.0.1: a fixed-reply OpenAI-compatible LLM, the service (as `reactstep serve`
-runs it) and this one, which times, interleaved,
+Processes on 127.0.0.1: a fixed-reply OpenAI-compatible LLM, the service (as `reactstep serve` runs
+it), a relay, and this one, which times, interleaved,
     A  POST /api/agent/react_step over HTTP (six earlier steps in the history)
     B  litellm.completion with the messages the service sends for that step
 and prints the A/B ratio of medians (goal <= 1.25), the machine's load and the service's peak RSS.
+Then, the same way, C: the same POST to a relay (a bare Starlette app that reads the body and makes
+B's call on a worker thread, peers.py) against B: the least any HTTP server making this call adds.
 """
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -73,6 +76,17 @@ def main() -> None:
             a_ms, b_ms = interleaved(step, bare, args.rounds)
             print(side_by_side("react_step over HTTP", a_ms, "litellm.completion", b_ms, GOAL))
             print(f"service peak RSS {service.peak_rss_mib():.0f} MiB | {load_average()} after")
+        arguments_file = Path(data) / "arguments.json"
+        arguments_file.write_text(json.dumps(arguments))
+        with child("relay", str(arguments_file)) as relay, httpx.Client(base_url=relay.url) as client:
+
+            def relayed() -> None:
+                client.post("/api/agent/react_step", json=STEP, timeout=60).raise_for_status()
+
+            interleaved(relayed, bare, 20)
+            c_ms, b_ms = interleaved(relayed, bare, args.rounds)
+            print("\nthe floor of any server: C = a bare relay of the same call")
+            print(side_by_side("relay over HTTP", c_ms, "litellm.completion", b_ms, GOAL, letters="CB"))
 
 
 def _litellm_arguments(settings: Settings) -> dict[str, Any]:

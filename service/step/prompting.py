@@ -20,6 +20,7 @@ import jinja2
 
 from reactstep.prompts import PROMPTS_DIR
 from reactstep.service.schemas import ClientTool, CompletedStep, FormatErrorStep, HistoryItem, Turn
+from reactstep.tools.recent import Recent
 from reactstep.tools.registry import Category, ToolRegistry
 
 Message = dict[str, Any]
@@ -176,6 +177,20 @@ def _system(parts: PromptParts) -> str:
     )
 
 
+def _rendered_observation(template: str, observation: str, is_error: bool) -> str:
+    """An earlier step's observation as the model reads it. Every later step of the session sends
+    it again, so the last OBSERVATIONS_KEPT renderings are kept (a lookup hashes the text once)."""
+    key = (template, observation, is_error)
+    if (known := _observations.get(key)) is None:
+        known = render(template, observation=observation, is_error=is_error)
+        _observations.put(key, known)
+    return known
+
+
+OBSERVATIONS_KEPT = 256
+_observations: Recent[tuple[str, str, bool], str] = Recent(OBSERVATIONS_KEPT)
+
+
 def _history_messages(item: HistoryItem, index: int, native: bool) -> list[Message]:
     if isinstance(item, Turn):
         return [{"role": item.role, "content": item.content}]
@@ -190,7 +205,7 @@ def _history_messages(item: HistoryItem, index: int, native: bool) -> list[Messa
 def _step_messages(step: CompletedStep) -> list[Message]:
     action = step.action_details.raw_action_string.strip()
     reply = f"Thought: {step.thought}\n{action}" if step.thought else action
-    observation = render("observation", observation=step.observation, is_error=step.is_error)
+    observation = _rendered_observation("observation", step.observation, step.is_error)
     return [{"role": "assistant", "content": reply}, {"role": "user", "content": observation}]
 
 
@@ -203,7 +218,7 @@ def _native_step_messages(step: CompletedStep, index: int) -> list[Message]:
         "type": "function",
         "function": {"name": step.action_details.tool_name, "arguments": arguments},
     }
-    result = render("tool_result", observation=step.observation, is_error=step.is_error)
+    result = _rendered_observation("tool_result", step.observation, step.is_error)
     return [
         {"role": "assistant", "content": step.thought or None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call_id, "content": result},
