@@ -7,6 +7,8 @@
     python bench/peers.py relay ARGS_FILE a bare Starlette app that, for every POST, reads the body
                                           and makes the litellm.completion call in ARGS_FILE on a
                                           worker thread: the least any server doing a step can do
+    python bench/peers.py s3_relay FILE   the same for a read: boto3 get_object of the key in FILE on
+                                          a worker thread, then the answer in FILE
 Each child prints its URL on its first line once it listens. The service and the bare app run under
 the same uvicorn flags as `reactstep serve`, so the two differ only in what the app does.
 """
@@ -181,6 +183,26 @@ def serve_relay(arguments_file: str) -> None:
     _serve(Starlette(routes=[Route("/{path:path}", endpoint, methods=["POST"])]))
 
 
+def serve_s3_relay(job_file: str) -> None:
+    """Child: Starlette with one POST route that reads one S3 object on a worker thread and answers."""
+    import boto3
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    job = json.loads(Path(job_file).read_text())
+    s3 = boto3.client("s3", endpoint_url=job["endpoint"], region_name="us-east-1", **job["credentials"])
+
+    async def endpoint(request: Request) -> JSONResponse:
+        await request.body()
+        await run_in_threadpool(lambda: s3.get_object(Bucket=job["bucket"], Key=job["key"])["Body"].read())
+        return JSONResponse(job["answer"])
+
+    _serve(Starlette(routes=[Route("/{path:path}", endpoint, methods=["POST"])]))
+
+
 def serve_s3() -> None:
     """Child: moto's S3 server; it logs nothing per request."""
     import logging
@@ -222,5 +244,7 @@ if __name__ == "__main__":
         serve_s3()
     elif role == "relay":
         serve_relay(sys.argv[2])
+    elif role == "s3_relay":
+        serve_s3_relay(sys.argv[2])
     else:
         raise SystemExit(f"unknown role {role!r}")

@@ -7,6 +7,8 @@ Every process on 127.0.0.1; the service runs as `reactstep serve` runs it. Inter
            B  a bare Starlette app (same uvicorn flags) answering a POST with the same JSON (goal <= 1.3)
     s3     A  the same call, the service on an S3 bucket (moto's server)
            B  boto3 get_object(...).read() of that file from this process (goal <= 1.2)
+           C  the same POST to a relay: a bare Starlette app that reads the object with boto3 on a
+              worker thread and answers A's JSON (peers.py): the least any server adds
 S3 here is a loopback emulator: B is boto3's own cost plus one local round trip; a real bucket adds
 network latency to both, so the ratio only gets closer to 1 there.
 """
@@ -87,7 +89,7 @@ def on_s3(endpoint: str, rounds: int) -> None:
         httpx.Client() as client,
         child("service", settings={"data_dir": data, **settings}) as service,
     ):
-        _project_with_file(client, service.url)
+        answer = _project_with_file(client, service.url)
         key = next(
             item["Key"]
             for item in s3.list_objects_v2(Bucket=bucket)["Contents"]
@@ -101,6 +103,23 @@ def on_s3(endpoint: str, rounds: int) -> None:
         print("\n== s3 (moto on loopback)")
         print(side_by_side("execute_action read_file", a_ms, "boto3 get_object().read()", b_ms, GOALS["s3"]))
         print(f"service peak RSS {service.peak_rss_mib():.0f} MiB")
+        job = {
+            "endpoint": endpoint,
+            "bucket": bucket,
+            "key": key,
+            "credentials": credentials,
+            "answer": answer,
+        }
+        job_file = Path(data) / "relay.json"
+        job_file.write_text(json.dumps(job))
+        with child("s3_relay", str(job_file)) as relay:
+            c_ms, b_ms = _run(
+                lambda: client.post(f"{relay.url}/api/agent/execute_action", json=READ).raise_for_status(),
+                lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read(),
+                rounds,
+            )
+        print("the floor of any server: C = a bare relay of the same read")
+        print(side_by_side("relay over HTTP", c_ms, "boto3 get_object().read()", b_ms, GOALS["s3"], "CB"))
 
 
 def _project_with_file(client: httpx.Client, url: str) -> dict[str, Any]:
