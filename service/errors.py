@@ -32,6 +32,7 @@
 Tool failures the model can fix are not errors here: they are observations with is_error true.
 """
 
+import math
 from typing import Any, ClassVar
 
 from reactstep.service.redaction import scrub
@@ -47,6 +48,10 @@ class ServiceError(Exception):
         super().__init__(message)
         self.message = message
         self.details = details
+
+    def headers(self) -> dict[str, str]:
+        """Headers the answer carries besides the body (none, unless a subclass says)."""
+        return {}
 
     def to_body(self) -> dict[str, Any]:
         """The JSON error body: {error: {code, message[, details]}}."""
@@ -146,6 +151,12 @@ class UpstreamError(ServiceError):
     code = "upstream_error"
     # Seconds the provider asked us to wait (its Retry-After header), when it said.
     retry_after_s: float | None = None
+
+    def headers(self) -> dict[str, str]:
+        """The provider's Retry-After, passed on (whole seconds, rounded up), when it sent one."""
+        if self.retry_after_s is None:
+            return {}
+        return {"retry-after": str(math.ceil(self.retry_after_s))}
 
 
 class LLMAuthFailed(UpstreamError):

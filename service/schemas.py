@@ -4,7 +4,15 @@ import re
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    field_validator,
+)
 
 from reactstep.service.errors import ValidationFailed
 
@@ -27,6 +35,14 @@ MAX_ARGS = 64  # keys of tool_args and of a client tool's parameters schema
 ToolCallingMode = Literal["text", "native", "auto"]
 
 
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# An integer as JSON Schema has it: 5.0 is the integer 5 (5.5 and "5" are still refused).
+Integer = Annotated[int, BeforeValidator(_integral)]
+
+
 class StrictModel(BaseModel):
     """A request model: unknown keys and wrong types are errors, not silently dropped or coerced."""
 
@@ -38,7 +54,7 @@ class LLMConfig(StrictModel):
 
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: int | None = Field(None, ge=1, le=32_768)
+    max_tokens: Integer | None = Field(None, ge=1, le=32_768)
     api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
     tool_calling: ToolCallingMode | None = None
 
@@ -125,7 +141,7 @@ class ReactStepRequest(StrictModel):
     client_tools: list[ClientTool] = Field(default_factory=list, max_length=50)
     llm_config: LLMConfig = Field(default_factory=LLMConfig)
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
-    max_iterations_left: int = Field(10, ge=0, le=1_000)
+    max_iterations_left: Integer = Field(10, ge=0, le=1_000)
     stream: bool = False
     include_project_overview: bool = False
 

@@ -89,7 +89,7 @@ def _middleware(settings: Settings) -> list[Middleware]:
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
-    return JSONResponse(exc.to_body(), status_code=exc.status)
+    return JSONResponse(exc.to_body(), status_code=exc.status, headers=exc.headers())
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -97,7 +97,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     codes = {404: "not_found", 405: "method_not_allowed"}
     code = codes.get(exc.status_code, "http_error")
     body = {"error": {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}"}}
-    return JSONResponse(body, status_code=exc.status_code)
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)  # 405 keeps its Allow
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from reactstep.service.errors import Conflict, ValidationFailed
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
+from reactstep.service.schemas import EmbeddingModelConfig, Integer, StrictModel, UserApiKeys
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
 from reactstep.service.workspace.projects import require_project, valid_path
@@ -29,7 +29,7 @@ class SyncRequest(StrictModel):
     """POST /api/projects/{project_id}/sync: the client's whole workspace as path -> sha256."""
 
     files: dict[str, Sha256]
-    base_version: int | None = Field(None, ge=0)
+    base_version: Integer | None = Field(None, ge=0)
     apply_deletes: bool = False
     index: bool = False
     embedding_model_config: EmbeddingModelConfig | None = None

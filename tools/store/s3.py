@@ -259,7 +259,8 @@ def make_s3_client(config: S3Config) -> Any:
     client_config = Config(
         connect_timeout=config.timeout_s,
         read_timeout=config.timeout_s,
-        retries={"max_attempts": config.max_attempts, "mode": "standard"},
+        # total_max_attempts counts the first try; botocore's max_attempts would count retries only.
+        retries={"total_max_attempts": config.max_attempts, "mode": "standard"},
         signature_version="s3v4",
         # R2 rejects the CRC32 checksums botocore >= 1.36 sends by default.
         request_checksum_calculation="when_required",
