@@ -13,6 +13,7 @@ from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question,
 from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
 from reactstep.service.errors import ServiceError
 from reactstep.service.settings import Settings
+from reactstep.service.version import api_version, commit, package_version
 
 if TYPE_CHECKING:
     from reactstep.client.project_api import ProjectApi
@@ -32,8 +33,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _version_line() -> str:
+    built = commit()
+    return f"reactstep {package_version()} (API {api_version()}{f', commit {built[:12]}' if built else ''})"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reactstep", description=__doc__)
+    parser.add_argument("--version", action="version", version=_version_line())
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the HTTP service")

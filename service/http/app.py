@@ -41,6 +41,7 @@ ROUTES = [
     Route("/api/projects/{project_id}/index", projects.index_project, methods=["POST"]),
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),
+    Route("/version", endpoints.server_version, methods=["GET"]),
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
 ]
 

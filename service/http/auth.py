@@ -2,7 +2,7 @@
 
     REACTSTEP_API_KEYS='["sha256:<hex of the key>:demo,team-*", "sha256:<hex>:*"]'
 
-AuthMiddleware      public paths (health, readiness, the contract) pass; any other request needs
+AuthMiddleware      public paths (health, readiness, version, the contract) pass; any other request needs
                     `Authorization: Bearer <key>` whose SHA-256 is a configured entry, else 401
                     unauthorized; the entry's grant rides on the request (scope["state"]["grant"])
 authorize_project   every endpoint that takes a project_id, on every request: the grant must cover
@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from reactstep.service.errors import ForbiddenProject, Unauthorized
 from reactstep.service.settings import Settings
 
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.yaml"})
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/version", "/openapi.yaml"})
 ENTRY = re.compile(r"sha256:(?P<digest>[0-9a-fA-F]{64}):(?P<scope>[A-Za-z0-9._*?-]+(,[A-Za-z0-9._*?-]+)*)")
 MIN_KEY_CHARS = 16
 MAX_TOKEN_CHARS = 512

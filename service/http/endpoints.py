@@ -1,7 +1,5 @@
 """Thin endpoints: validate the body, call one core function, return its result."""
 
-from pathlib import Path
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -15,10 +13,9 @@ from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest
 from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
+from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 from reactstep.service.workspace.projects import require_project
-
-OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
 
 def _runtime(request: Request) -> Runtime:
@@ -74,6 +71,18 @@ async def readyz(request: Request) -> JSONResponse:
     """GET /readyz: every back-end answers."""
     report = await run_in_threadpool(check_readiness, _runtime(request))
     return JSONResponse(report, status_code=200 if report["status"] == "ready" else 503)
+
+
+async def server_version(request: Request) -> JSONResponse:
+    """GET /version: package, commit, API and default embedding model."""
+    return JSONResponse(
+        {
+            "version": package_version(),
+            "commit": commit(),
+            "api_version": api_version(),
+            "embedding_model": _runtime(request).settings.embedding_model,
+        }
+    )
 
 
 async def openapi_spec(request: Request) -> Response:

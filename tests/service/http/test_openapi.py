@@ -1172,6 +1172,8 @@ CALLS: dict[str, Call] = {
     },
     "tools": Call("GET", "/api/agent/tools", 200),
     "healthz": Call("GET", "/healthz", 200, expect={"status": "ok"}),
+    "version": Call("GET", "/version", 200),
+    "version with keys configured, no key needed": Call("GET", "/version", 200, settings=WITH_KEYS),
     "readyz ready": Call("GET", "/readyz", 200, expect={"status": "ready", "checks": {"storage": "ok"}}),
     "readyz unavailable": Call(
         "GET",
