@@ -80,6 +80,11 @@ class PayloadTooLarge(BadRequest):
     code = "payload_too_large"
 
 
+class RequestTimeout(BadRequest):
+    status = 408
+    code = "request_timeout"
+
+
 class ForbiddenApiBase(BadRequest):
     code = "api_base_not_allowed"
 

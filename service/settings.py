@@ -142,6 +142,14 @@ class Settings(BaseSettings):
     )
     max_queue: int = Field(128, ge=0, description="POST requests waiting for a slot; more get 503.")
     queue_timeout_s: float = Field(10.0, description="Longest wait for a slot before 503 overloaded.")
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Longest a client may take to send a body (408 after); it holds no slot meanwhile.",
+    )
+    max_reading_bodies: int = Field(
+        256, ge=1, description="Request bodies read at once, before they take a slot; more get 503."
+    )
     overload_retry_after_s: int = Field(1, description="Retry-After, in seconds, sent with 503 overloaded.")
     readiness_timeout_s: float = Field(2.0, description="Deadline of each /readyz probe, in seconds.")
     debug_prompt: bool = Field(False, description="Return the rendered prompt in react_step responses.")

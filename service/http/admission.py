@@ -1,10 +1,17 @@
 """Admission: a bounded number of POST/PUT/DELETE requests at work, a bounded queue; the rest get 503 at once.
 
-    POST ─► a slot free and nobody waiting ─► run
-         └► queue not full ─► wait (at most queue_timeout_s) ─► a slot ─► run
-                                                             └► timeout ─► 503 overloaded
-         └► queue full ─► 503 overloaded + Retry-After, without reading the body
+    POST ─► slots and queue full, or max_reading bodies on their way ─► 503 overloaded, body unread
+         └► the body, whole, within body_timeout_s (no slot held meanwhile) ─► too slow: 408
+                                                                            └► too big: 413
+            └► a slot free and nobody waiting ─► run (the app reads the body from memory)
+            └► queue not full ─► wait (at most queue_timeout_s) ─► a slot ─► run
+                                                                └► timeout ─► 503 overloaded
+    A body declared larger than its route's limit is not read: the route refuses it (413) at once.
     GET (health, readiness, the contract, the manifest) is cheap and never waits.
+
+A request counts against the limit only once its body is in, so clients that send a body slowly
+(or never finish) cannot hold the slots: each is cut off at body_timeout_s, and at most
+max_reading bodies are read at once (which bounds the memory they take).
 
 The limits are per process: replicas behind a load balancer each have their own, which is what
 stops one replica from queueing without bound. Everything runs on the server's one event loop.
@@ -12,11 +19,14 @@ stops one replica from queueing without bound. Everything runs on the server's o
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reactstep.service.errors import Overloaded
+from reactstep.service.errors import Overloaded, PayloadTooLarge, RequestTimeout, ServiceError
 
 
 class AdmissionLimiter:
@@ -33,6 +43,11 @@ class AdmissionLimiter:
     def waiting(self) -> int:
         """Requests queued for a slot."""
         return len(self._waiters)
+
+    @property
+    def full(self) -> bool:
+        """Whether a request arriving now would be refused: every slot taken and the queue full."""
+        return self.active >= self.limit and len(self._waiters) >= self.max_queue
 
     async def acquire(self) -> bool:
         """Take a slot, waiting in the queue if there is room; False means refuse the request."""
@@ -76,22 +91,46 @@ ADMITTED = frozenset({"POST", "PUT", "DELETE"})
 
 
 class AdmissionMiddleware:
-    """Runs each POST, PUT and DELETE under the limiter; 503 overloaded with Retry-After when saturated."""
+    """Reads each POST, PUT and DELETE body, then runs the request under the limiter; 503 overloaded
+    with Retry-After when saturated, 408 request_timeout for a body that does not arrive in time."""
 
-    def __init__(self, app: ASGIApp, limiter: AdmissionLimiter, retry_after_s: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limiter: AdmissionLimiter,
+        retry_after_s: int,
+        body_limit: Callable[[str], int],
+        body_timeout_s: float,
+        max_reading: int,
+    ) -> None:
         self.app = app
         self.limiter = limiter
         self.retry_after_s = retry_after_s
+        self.body_limit = body_limit
+        self.body_timeout_s = body_timeout_s
+        self.max_reading = max_reading
+        self.reading = 0  # bodies on their way in
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ADMITTED:
             await self.app(scope, receive, send)
             return
+        if self.limiter.full or self.reading >= self.max_reading:
+            await self._overloaded()(scope, receive, send)
+            return
+        self.reading += 1
+        try:
+            body = await _read_body(scope, receive, self.body_limit(scope["path"]), self.body_timeout_s)
+        except ServiceError as error:
+            await JSONResponse(error.to_body(), status_code=error.status)(scope, receive, send)
+            return
+        finally:
+            self.reading -= 1
         if not await self.limiter.acquire():
             await self._overloaded()(scope, receive, send)
             return
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, body.replay(receive), send)
         finally:
             self.limiter.release()
 
@@ -102,3 +141,48 @@ class AdmissionMiddleware:
         )
         headers = {"retry-after": str(self.retry_after_s)}
         return JSONResponse(error.to_body(), status_code=error.status, headers=headers)
+
+
+@dataclass
+class _Body:
+    """What arrived of a request body before the app runs: the messages to hand it first."""
+
+    messages: list[Message]
+
+    def replay(self, receive: Receive) -> Receive:
+        """`receive` for the app: the body read already, then the client's own (disconnects)."""
+        pending = deque(self.messages)
+
+        async def replayed() -> Message:
+            return pending.popleft() if pending else await receive()
+
+        return replayed
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int, timeout_s: float) -> _Body:
+    """The whole body, in memory; RequestTimeout when it takes longer than timeout_s, PayloadTooLarge
+    past `limit`. A body declared larger than `limit` is left unread for the route to refuse."""
+    declared = Headers(scope=scope).get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return _Body([])
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":  # the client went away: the app sees it so
+                    return _Body([_request(b"".join(chunks), more=True), message])
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise PayloadTooLarge(f"the request body is larger than {limit} bytes")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return _Body([_request(b"".join(chunks), more=False)])
+    except TimeoutError as exc:
+        raise RequestTimeout(f"the request body did not arrive within {timeout_s:g}s") from exc
+
+
+def _request(body: bytes, more: bool) -> Message:
+    return {"type": "http.request", "body": body, "more_body": more}

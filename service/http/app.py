@@ -2,7 +2,7 @@
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -84,8 +84,28 @@ def _middleware(settings: Settings) -> list[Middleware]:
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, settings.queue_timeout_s)
     return [
         Middleware(AuthMiddleware, entries=parse_key_entries(settings.api_keys)),
-        Middleware(AdmissionMiddleware, limiter=limiter, retry_after_s=settings.overload_retry_after_s),
+        Middleware(
+            AdmissionMiddleware,
+            limiter=limiter,
+            retry_after_s=settings.overload_retry_after_s,
+            body_limit=_body_limit(settings),
+            body_timeout_s=settings.body_timeout_s,
+            max_reading=settings.max_reading_bodies,
+        ),
     ]
+
+
+def _body_limit(settings: Settings) -> Callable[[str], int]:
+    """The largest body each route reads (it refuses larger ones itself, with 413)."""
+
+    def limit(path: str) -> int:
+        if path.startswith("/api/projects/") and "/files/" in path:
+            return settings.file_max_bytes
+        if path.startswith("/api/projects/") and path.endswith("/sync"):
+            return settings.sync_max_body_bytes
+        return settings.max_body_bytes
+
+    return limit
 
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
