@@ -21,8 +21,8 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -107,7 +107,7 @@ class AdmissionMiddleware:
         self.limiter = limiter
         self.retry_after_s = retry_after_s
         self.body_limit = body_limit
-        self.body_timeout_s = body_timeout_s
+        self.deadlines = Deadlines(body_timeout_s)
         self.max_reading = max_reading
         self.reading = 0  # bodies on their way in
 
@@ -120,7 +120,8 @@ class AdmissionMiddleware:
             return
         self.reading += 1
         try:
-            body = await _read_body(scope, receive, self.body_limit(scope["path"]), self.body_timeout_s)
+            with self.deadlines.watch():
+                body = await _read_body(scope, receive, self.body_limit(scope["path"]))
         except ServiceError as error:
             await JSONResponse(error.to_body(), status_code=error.status)(scope, receive, send)
             return
@@ -159,29 +160,93 @@ class _Body:
         return replayed
 
 
-async def _read_body(scope: Scope, receive: Receive, limit: int, timeout_s: float) -> _Body:
-    """The whole body, in memory; RequestTimeout when it takes longer than timeout_s, PayloadTooLarge
-    past `limit`. A body declared larger than `limit` is left unread for the route to refuse."""
-    declared = Headers(scope=scope).get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> _Body:
+    """The whole body, in memory; PayloadTooLarge past `limit`. A body declared larger than `limit`
+    is left unread for the route to refuse."""
+    declared = _content_length(scope)
+    if declared is not None and declared > limit:
         return _Body([])
     chunks: list[bytes] = []
     size = 0
-    try:
-        async with asyncio.timeout(timeout_s):
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":  # the client went away: the app sees it so
-                    return _Body([_request(b"".join(chunks), more=True), message])
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise PayloadTooLarge(f"the request body is larger than {limit} bytes")
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    return _Body([_request(b"".join(chunks), more=False)])
-    except TimeoutError as exc:
-        raise RequestTimeout(f"the request body did not arrive within {timeout_s:g}s") from exc
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: the app sees it so
+            return _Body([_request(b"".join(chunks), more=True), message])
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"the request body is larger than {limit} bytes")
+        if not message.get("more_body", False):
+            return _Body([_request(b"".join((*chunks, chunk)) if chunks else chunk, more=False)])
+        chunks.append(chunk)
+
+
+class Deadlines:
+    """Cuts off body reads that run past timeout_s: one task sweeps them every `tick` (a quarter of
+    the timeout, at most a second) instead of a timer per request; it ends when nothing is read."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.tick = min(timeout_s / 4, 1.0)
+        self._reading: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def watch(self) -> "_Watch":
+        """Around the awaits of one read: RequestTimeout instead of the sweeper's cancellation."""
+        return _Watch(self)
+
+    def _start(self, task: "asyncio.Task[Any]") -> None:
+        loop = asyncio.get_running_loop()
+        self._reading[task] = loop.time() + self.timeout_s
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = loop.create_task(self._sweep())
+
+    def _stop(self, task: "asyncio.Task[Any]") -> bool:
+        """Forget the read; whether the sweeper had cut it off."""
+        del self._reading[task]
+        if task not in self._expired:
+            return False
+        self._expired.discard(task)
+        return True
+
+    async def _sweep(self) -> None:
+        # A task in _reading is suspended inside watch() whenever this runs: the cancellation lands there.
+        loop = asyncio.get_running_loop()
+        while self._reading:
+            await asyncio.sleep(self.tick)
+            now = loop.time()
+            for task, deadline in list(self._reading.items()):
+                if deadline <= now and task not in self._expired:
+                    self._expired.add(task)
+                    task.cancel()
+
+
+class _Watch:
+    """One read under its deadline (a plain context manager: this runs on every request)."""
+
+    def __init__(self, deadlines: Deadlines) -> None:
+        self._deadlines = deadlines
+        self._task: asyncio.Task[Any] | None = None
+
+    def __enter__(self) -> None:
+        self._task = asyncio.current_task()
+        assert self._task is not None
+        self._deadlines._start(self._task)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        assert self._task is not None
+        if self._deadlines._stop(self._task) and isinstance(error, asyncio.CancelledError):
+            self._task.uncancel()
+            timeout_s = self._deadlines.timeout_s
+            raise RequestTimeout(f"the request body did not arrive within {timeout_s:g}s") from error
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
 
 
 def _request(body: bytes, more: bool) -> Message:

@@ -25,6 +25,9 @@ from reactstep.tools.store.paths import normalize_path
 TEMP_PREFIX = ".reactstep-tmp-"
 
 
+DIRS_KEPT = 10_000
+
+
 class LocalStore:
     """Files under root/<project_id>/<path>; the embedded default back-end."""
 
@@ -33,6 +36,7 @@ class LocalStore:
     def __init__(self, root: Path) -> None:
         self._root = Path(root)  # created on first write
         self._real_root: Path | None = None  # the root resolved, once it exists
+        self._dirs: dict[str, Path] = {}  # project id -> its directory, once the root is resolved
         self._etags = EtagMemo()
         self._contents = ContentMemo()
 
@@ -186,12 +190,17 @@ class LocalStore:
 
     def _project_dir(self, project_id: str) -> Path:
         """root/<project_id> with the root resolved (the project dir itself must not be a link)."""
+        if (known := self._dirs.get(project_id)) is not None:
+            return known
         check_project_id(project_id)
         if self._real_root is None:
             if not self._root.exists():
                 return self._root.resolve() / project_id
             self._real_root = self._root.resolve()
-        return self._real_root / project_id
+        if len(self._dirs) >= DIRS_KEPT:
+            self._dirs.clear()
+        found = self._dirs[project_id] = self._real_root / project_id
+        return found
 
     def _resolve(self, project_id: str, clean: str) -> Path:
         """The real path of `clean`, refused unless it stays inside the project directory."""
