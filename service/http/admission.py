@@ -196,13 +196,14 @@ class Deadlines:
         """Around the awaits of one read: RequestTimeout instead of the sweeper's cancellation."""
         return _Watch(self)
 
-    def _start(self, task: "asyncio.Task[Any]") -> None:
+    def begin(self, task: "asyncio.Task[Any]") -> None:
+        """Start the clock on the task's read (and the sweeper, if it stopped)."""
         loop = asyncio.get_running_loop()
         self._reading[task] = loop.time() + self.timeout_s
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = loop.create_task(self._sweep())
 
-    def _stop(self, task: "asyncio.Task[Any]") -> bool:
+    def end(self, task: "asyncio.Task[Any]") -> bool:
         """Forget the read; whether the sweeper had cut it off."""
         del self._reading[task]
         if task not in self._expired:
@@ -232,11 +233,11 @@ class _Watch:
     def __enter__(self) -> None:
         self._task = asyncio.current_task()
         assert self._task is not None
-        self._deadlines._start(self._task)
+        self._deadlines.begin(self._task)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
         assert self._task is not None
-        if self._deadlines._stop(self._task) and isinstance(error, asyncio.CancelledError):
+        if self._deadlines.end(self._task) and isinstance(error, asyncio.CancelledError):
             self._task.uncancel()
             timeout_s = self._deadlines.timeout_s
             raise RequestTimeout(f"the request body did not arrive within {timeout_s:g}s") from error

@@ -17,13 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from reactstep.tools.errors import ToolError
+from reactstep.tools.recent import Recent
 from reactstep.tools.source.chunking import FileOutline, Import, Symbol
 from reactstep.tools.source.entry_points import find_entry_points
 from reactstep.tools.source.languages import detect_language
@@ -35,9 +34,6 @@ SYMBOL_INDEX_FILE = "symbols.json"
 FORMAT_VERSION = 1
 PARSED_KEPT = 4  # parsed indexes kept in the process, by the etag of their bytes
 ENCODED_KEPT = 400_000  # encoded entries kept, by path and file etag
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -164,31 +160,8 @@ def save_symbol_index(store: ObjectStore, project_id: str, index: SymbolIndex) -
     _PARSED.put(hashlib.md5(data).hexdigest(), index)  # the etag a reader will find (S3 and local)
 
 
-class _Kept(Generic[K, V]):
-    """A small thread-safe LRU map."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-
-_PARSED: _Kept[str, SymbolIndex] = _Kept(PARSED_KEPT)
-_ENCODED: _Kept[tuple[str, str], str] = _Kept(ENCODED_KEPT)
+_PARSED: Recent[str, SymbolIndex] = Recent(PARSED_KEPT)
+_ENCODED: Recent[tuple[str, str], str] = Recent(ENCODED_KEPT)
 
 
 def _compact(value: Any) -> str:
