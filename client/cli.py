@@ -8,11 +8,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
+
 from reactstep.client.console import StepPrinter
 from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
 from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
 from reactstep.service.errors import ServiceError
 from reactstep.service.settings import Settings
+from reactstep.service.settings_errors import settings_problems
 from reactstep.service.version import api_version, commit, package_version
 
 if TYPE_CHECKING:
@@ -30,6 +34,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ClientError, ReplayMismatch, ServiceError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except (ValidationError, SettingsError) as exc:
+        problems = settings_problems(exc)
+        if problems is None:
+            raise
+        for line in problems:
+            print(f"error: {line}", file=sys.stderr)
+        return 2
     return code
 
 

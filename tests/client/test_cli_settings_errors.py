@@ -1,0 +1,55 @@
+"""An invalid setting stops the CLI with exit 2 and one line: the variable, the problem, the accepted form."""
+
+from pathlib import Path
+
+import pytest
+
+from reactstep.client.cli import main
+
+CASES = [
+    (
+        "REACTSTEP_MAX_QUEUE",
+        "abc",
+        "error: REACTSTEP_MAX_QUEUE: Input should be a valid integer, unable to parse string as an integer; "
+        "expected an integer >= 0 (POST requests waiting for a slot; more get 503.)",
+    ),
+    (
+        "REACTSTEP_STORAGE_BACKEND",
+        "ftp",
+        "error: REACTSTEP_STORAGE_BACKEND: Input should be 'local' or 's3'; expected one of local, s3 "
+        "(Object store kind.)",
+    ),
+    (
+        "REACTSTEP_BODY_TIMEOUT_S",
+        "0",
+        "error: REACTSTEP_BODY_TIMEOUT_S: Input should be greater than 0; expected a number > 0 "
+        "(Longest a client may take to send a body (408 after); it holds no slot meanwhile.)",
+    ),
+    (
+        "REACTSTEP_API_KEYS",
+        "sk-secret-not-json",
+        'error: REACTSTEP_API_KEYS: not valid JSON; expected a JSON list of strings, e.g. ["a", "b"] '
+        "(Service API keys as 'sha256:<hex of the key>:<project glob>[,<glob>...]' ('*' is every "
+        "project); none configured is dev mode, served on loopback only.)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("variable", "value", "line"), CASES)
+@pytest.mark.parametrize("command", ["serve", "sync"])
+def test_a_bad_setting_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    variable: str,
+    value: str,
+    line: str,
+    command: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    arguments = ["serve"] if command == "serve" else ["sync", str(tmp_path), "--project", "p"]
+    assert main(arguments) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [line]
+    assert "sk-secret" not in captured.err  # never the value: it may be a key
+    assert captured.out == ""
