@@ -8,9 +8,10 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISREG
 
 from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError, UnsafePath
+from reactstep.tools.store.links import has_link, link_free_stat
 from reactstep.tools.store.memos import ContentMemo, EtagMemo
 from reactstep.tools.store.objects import (
     INDEX_DIR,
@@ -49,7 +50,7 @@ class LocalStore:
         base = self._project_dir(project_id)
         if (known := self._known_contents(f"{base}/{clean}")) is not None:
             return known
-        found = _link_free_stat(base, clean)
+        found = link_free_stat(base, clean)
         if found is not None and S_ISREG(found.st_mode):  # the common case, in plain strings
             with _local_errors(clean, "read"):
                 return self._contents.read(f"{base}/{clean}", found)
@@ -205,7 +206,7 @@ class LocalStore:
     def _resolve(self, project_id: str, clean: str) -> Path:
         """The real path of `clean`, refused unless it stays inside the project directory."""
         base = self._project_dir(project_id)
-        if not _has_link(base, clean):
+        if not has_link(base, clean):
             return base / clean  # `clean` has no '.' or '..' parts: with no link on the way, it is real
         try:
             real = (base / clean).resolve()
@@ -214,39 +215,6 @@ class LocalStore:
         if real != base and base not in real.parents:
             raise UnsafePath(f"path {clean!r} leads outside the project")
         return real
-
-
-def _has_link(base: Path, clean: str) -> bool:
-    """Whether the project directory or any existing part of `clean` below it is a symbolic link."""
-    return _walk_lstat(base, clean) is _LINK
-
-
-def _link_free_stat(base: Path, clean: str) -> os.stat_result | None:
-    """The lstat of base/clean when it exists and nothing from the project directory down is a link."""
-    found = _walk_lstat(base, clean)
-    return found if isinstance(found, os.stat_result) else None
-
-
-_LINK = object()  # _walk_lstat met a link (or an error the full resolution should report)
-
-
-def _walk_lstat(base: Path, clean: str) -> os.stat_result | object | None:
-    """lstat the project directory and each part of `clean` in turn: the last one's result, _LINK
-    at the first link, None at the first missing part (nothing below it exists, links included)."""
-    paths = [str(base)]
-    for part in clean.split("/") if clean else []:
-        paths.append(f"{paths[-1]}/{part}")
-    found = None
-    for path in paths:
-        try:
-            found = os.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError:
-            return _LINK
-        if S_ISLNK(found.st_mode):
-            return _LINK
-    return found
 
 
 def _walk_files(base: Path, top: Path) -> Iterator[str]:
