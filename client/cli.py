@@ -1,6 +1,7 @@
 """The `reactstep` command: serve, upload, ask (the reference client) and replay."""
 
 import argparse
+import os
 import sys
 import uuid
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from reactstep.client.project_api import ProjectApi
 
 TOOL_CALLING = ("text", "native", "auto")
+SIGPIPE_EXIT = 141  # what a shell reports for a command ended by SIGPIPE
 IN_PROCESS = "in-process"  # the server a folder's sync state names when no --server was given
 
 
@@ -31,6 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # here, so a reader that went away is seen here
+    except BrokenPipeError:  # `reactstep ... | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush writes nowhere
+        return SIGPIPE_EXIT
     except (ClientError, ReplayMismatch, ServiceError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

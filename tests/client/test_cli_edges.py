@@ -1,5 +1,9 @@
-"""An invalid setting stops the CLI with exit 2 and one line: the variable, the problem, the accepted form."""
+"""The CLI's edges: an invalid setting is one line and exit 2 (the variable, the problem, the accepted
+form); a reader that goes away (`| head`) ends a command without a traceback."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +57,23 @@ def test_a_bad_setting_is_one_line_and_exit_2(
     assert captured.err.splitlines() == [line]
     assert "sk-secret" not in captured.err  # never the value: it may be a key
     assert captured.out == ""
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    try:
+        finished = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from reactstep.client.cli import main; sys.exit(main(['hash-key']))",
+            ],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (finished.returncode, finished.stderr) == (141, "")
