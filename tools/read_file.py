@@ -41,10 +41,7 @@ def read_file(args: ReadFileArgs, context: ToolContext) -> str:
     if len(data) > RENDERED_MAX_BYTES:
         return _render(path, data, args, context)
     key = (path, data, args.start_line, args.end_line, context.limits)
-    if (known := _rendered.get(key)) is None:
-        known = _render(path, data, args, context)
-        _rendered.put(key, known)
-    return known
+    return _rendered.get_or_make(key, lambda: _render(path, data, args, context))
 
 
 def _render(path: str, data: bytes, args: ReadFileArgs, context: ToolContext) -> str:

@@ -2,6 +2,7 @@
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 Key = TypeVar("Key")
@@ -23,6 +24,14 @@ class Recent(Generic[Key, Value]):
             if value is not None:
                 self._kept.move_to_end(key)
             return value
+
+    def get_or_make(self, key: Key, make: Callable[[], Value]) -> Value:
+        """The answer kept for `key`, or `make()`'s, kept from now (two threads may both make it)."""
+        value = self.get(key)
+        if value is None:
+            value = make()
+            self.put(key, value)
+        return value
 
     def put(self, key: Key, value: Value) -> None:
         """Keep `value` for `key`, dropping the least recent answer when full."""

@@ -57,11 +57,7 @@ def sync_openai_client(api_base: str, api_key: str, timeout_s: float) -> Any:
 
 
 def _wrapper(key: tuple[object, ...], build: Callable[[], Any]) -> Any:
-    wrapper = _wrappers.get(key)
-    if wrapper is None:
-        wrapper = build()
-        _wrappers.put(key, wrapper)
-    return wrapper
+    return _wrappers.get_or_make(key, build)
 
 
 def _digest(api_key: str) -> str:

@@ -55,11 +55,7 @@ class TokenCounts:
         return len(self._parts)
 
     def _part(self, key: tuple[str, ...], compute: Callable[[], int]) -> int:
-        known = self._parts.get(key)
-        if known is None:
-            known = compute()  # two threads may both count a new part, alike
-            self._parts.put(key, known)
-        return known
+        return self._parts.get_or_make(key, compute)
 
 
 def _digest(value: Any) -> str:

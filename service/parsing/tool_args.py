@@ -159,11 +159,7 @@ def _problems(args: dict[str, Any], schema: Mapping[str, Any]) -> list[str]:
 def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     """The schema's validator, built once per distinct schema (building one costs more than using it)."""
     key = json.dumps(schema, sort_keys=True, default=str)
-    validator = _validators.get(key)
-    if validator is None:
-        validator = Draft202012Validator(schema)
-        _validators.put(key, validator)
-    return validator
+    return _validators.get_or_make(key, lambda: Draft202012Validator(schema))
 
 
 _validators: Recent[str, Draft202012Validator] = Recent(256)

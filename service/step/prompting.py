@@ -181,10 +181,9 @@ def _rendered_observation(template: str, observation: str, is_error: bool) -> st
     """An earlier step's observation as the model reads it. Every later step of the session sends
     it again, so the last OBSERVATIONS_KEPT renderings are kept (a lookup hashes the text once)."""
     key = (template, observation, is_error)
-    if (known := _observations.get(key)) is None:
-        known = render(template, observation=observation, is_error=is_error)
-        _observations.put(key, known)
-    return known
+    return _observations.get_or_make(
+        key, lambda: render(template, observation=observation, is_error=is_error)
+    )
 
 
 OBSERVATIONS_KEPT = 256

@@ -19,6 +19,7 @@ import json
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from reactstep.tools.errors import ToolError
@@ -149,10 +150,7 @@ def save_symbol_index(store: ObjectStore, project_id: str, index: SymbolIndex) -
     parts = [f'{{"version":{FORMAT_VERSION},"files":{{']
     for number, path in enumerate(sorted(index.files)):
         entry = index.files[path]
-        encoded = _ENCODED.get((path, entry.etag))
-        if encoded is None:
-            encoded = json.dumps(path, ensure_ascii=False) + ":" + _compact(_entry_to_json(entry))
-            _ENCODED.put((path, entry.etag), encoded)
+        encoded = _ENCODED.get_or_make((path, entry.etag), partial(_encoded_entry, path, entry))
         parts.append(("," if number else "") + encoded)
     parts.append("}}")
     data = "".join(parts).encode("utf-8")
@@ -162,6 +160,10 @@ def save_symbol_index(store: ObjectStore, project_id: str, index: SymbolIndex) -
 
 _PARSED: Recent[str, SymbolIndex] = Recent(PARSED_KEPT)
 _ENCODED: Recent[tuple[str, str], str] = Recent(ENCODED_KEPT)
+
+
+def _encoded_entry(path: str, entry: FileEntry) -> str:
+    return json.dumps(path, ensure_ascii=False) + ":" + _compact(_entry_to_json(entry))
 
 
 def _compact(value: Any) -> str:
