@@ -216,6 +216,9 @@ def _trace_to_onnx(model_dir: Path, target: Path) -> None:
     """Trace the transformer (token embeddings out; pooling stays in numpy) into `target`."""
     import torch
     from transformers import AutoModel
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # its "Loading weights" bar would land in the server log
 
     class TokenEmbeddings(torch.nn.Module):
         """The transformer called by keyword, since the tracer fills positional defaults badly."""

@@ -133,12 +133,16 @@ def test_a_second_embedder_reuses_the_export(cache_dir: Path, embedder: LocalEmb
     assert vector == embedder.embed_query("read a file")
 
 
-def test_a_corrupt_export_is_replaced(tmp_path: Path, cache_dir: Path, embedder: LocalEmbedder) -> None:
+def test_a_corrupt_export_is_replaced(
+    tmp_path: Path, cache_dir: Path, embedder: LocalEmbedder, capfd: pytest.CaptureFixture[str]
+) -> None:
     corrupt = tmp_path / cached_graph(cache_dir).name
     corrupt.write_bytes(b"not an onnx graph")
+    capfd.readouterr()
     vector = LocalEmbedder(tmp_path).embed_query("read a file")
     assert max_difference([vector], [embedder.embed_query("read a file")]) < 1e-5
     assert corrupt.stat().st_size == cached_graph(cache_dir).stat().st_size
+    assert capfd.readouterr() == ("", "")  # the export is silent: no weight-loading bar reaches a log
 
 
 def test_concurrent_first_use_exports_one_file(tmp_path: Path, embedder: LocalEmbedder) -> None:
