@@ -3,9 +3,12 @@
     storage     the object store answers (local dir writable | S3 bucket HEAD)
     vectors     a Qdrant server answers (only with REACTSTEP_VECTOR_BACKEND=qdrant; the embedded
                 store is opened by the first search, so `ask` and `upload` can share its directory)
-    llm         the default LLM endpoint answers HTTP, any status (only when REACTSTEP_LLM_API_BASE is set)
+    llm         the default LLM endpoint answers HTTP, any status (when REACTSTEP_LLM_API_BASE is set);
+                `configured` for a hosted model with its key (not probed: no traffic to the provider);
+                `unconfigured` when neither is there (requests must then bring their own llm_config)
     embeddings  the default remote embedding endpoint answers HTTP (only when its api_base is set)
 Probes run side by side; one that has not answered by REACTSTEP_READINESS_TIMEOUT_S is unavailable.
+The service is ready when every check is `ok`, `configured` or `unconfigured`.
 """
 
 import time
@@ -15,12 +18,14 @@ from typing import Any
 
 import httpx
 
+from reactstep.service.llm.configured import llm_problem
 from reactstep.service.redaction import scrub
 from reactstep.service.runtime import Runtime
 from reactstep.tools.errors import StoreUnavailable
 from reactstep.tools.vectors.store import VectorStoreError, VectorStoreUnavailable
 
 Probe = Callable[[], None]
+READY = ("ok", "configured", "unconfigured")
 
 
 def check_readiness(runtime: Runtime) -> dict[str, Any]:
@@ -34,7 +39,9 @@ def check_readiness(runtime: Runtime) -> dict[str, Any]:
         checks = {name: _result(future, deadline, timeout_s) for name, future in futures.items()}
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a hung probe must not hold the answer
-    ready = all(value == "ok" for value in checks.values())
+    if "llm" not in checks:
+        checks["llm"] = "unconfigured" if llm_problem(runtime.settings) else "configured"
+    ready = all(value in READY for value in checks.values())
     return {"status": "ready" if ready else "unavailable", "checks": checks}
 
 

@@ -3,7 +3,8 @@
 complete(request) -> LLMReply                      one chat completion
 stream(request)   -> text deltas ..., LLMReply     the same answer, as it arrives
 a provider that rejects the stop sequences is asked again without them (stop_dropped)
-model facts (litellm's offline tables): context_window, supports_native_tools, count_tokens
+model facts (litellm's offline tables): context_window, supports_native_tools, count_tokens,
+    missing_provider_keys
 """
 
 import asyncio
@@ -236,6 +237,15 @@ def provider_of(model: str) -> str | None:
         return str(_import_litellm().get_llm_provider(model)[1])
     except Exception:  # litellm raises for a name it cannot route
         return None
+
+
+def missing_provider_keys(model: str) -> list[str]:
+    """The environment variables litellm would read the model's key from, when none of them is set."""
+    try:
+        found = _import_litellm().validate_environment(model=model)
+    except Exception:  # a name litellm cannot route: it needs an api_base, not an environment key
+        return []
+    return [] if found.get("keys_in_environment") else [str(name) for name in found.get("missing_keys", [])]
 
 
 def count_tokens(model: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:

@@ -1174,13 +1174,25 @@ CALLS: dict[str, Call] = {
     "healthz": Call("GET", "/healthz", 200, expect={"status": "ok"}),
     "version": Call("GET", "/version", 200),
     "version with keys configured, no key needed": Call("GET", "/version", 200, settings=WITH_KEYS),
-    "readyz ready": Call("GET", "/readyz", 200, expect={"status": "ready", "checks": {"storage": "ok"}}),
+    "readyz ready": Call(
+        "GET", "/readyz", 200, expect={"status": "ready", "checks": {"storage": "ok", "llm": "unconfigured"}}
+    ),
+    "readyz with a hosted model's key, not probed": Call(
+        "GET",
+        "/readyz",
+        200,
+        settings={"llm_api_key": "sk-hosted"},
+        expect={"status": "ready", "checks": {"storage": "ok", "llm": "configured"}},
+    ),
     "readyz unavailable": Call(
         "GET",
         "/readyz",
         503,
         broken_store=True,
-        expect={"status": "unavailable", "checks": {"storage": "unavailable: connection refused"}},
+        expect={
+            "status": "unavailable",
+            "checks": {"storage": "unavailable: connection refused", "llm": "unconfigured"},
+        },
     ),
     "unknown route": Call(
         "GET",

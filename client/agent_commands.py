@@ -1,0 +1,179 @@
+"""The agent commands: ask (the reference client's ReAct loop) and replay (a recorded trace, re-run)."""
+
+import argparse
+import sys
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import httpx
+
+from reactstep.client.console import StepPrinter
+from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
+from reactstep.client.servers import client_key, in_process_server, named_or_running
+from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
+from reactstep.service.settings import Settings
+
+TOOL_CALLING = ("text", "native", "auto")
+READINESS_TIMEOUT_S = 10.0
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class LLMNotConfigured(ClientError):
+    """No LLM the question could be sent to; said before any call."""
+
+
+def add_agent_commands(commands: Commands) -> None:
+    """The ask and replay commands."""
+    ask = commands.add_parser("ask", help="answer a question with the ReAct loop")
+    ask.add_argument("question")
+    ask.add_argument("--project", required=True, help="project id")
+    ask.add_argument(
+        "--server", help="server URL (default: the server running on this data dir, else one in this process)"
+    )
+    ask.add_argument("--record", type=Path, help="write the trace to this JSON-lines file")
+    ask.add_argument("--max-iterations", type=int, default=10)
+    ask.add_argument("--model", help="litellm model name for this question")
+    ask.add_argument("--tool-calling", choices=TOOL_CALLING, help="text, native or auto (default: server's)")
+    ask.add_argument("--stream", action="store_true", help="show each thought as the model writes it")
+    _add_shell_options(ask, "let the model run shell commands here, in --cwd (bash, bash_output, kill_bash)")
+    ask.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="apply every change a write tool proposes without asking (by default each diff is shown "
+        "and you are asked; without a terminal on stdin, changes are refused)",
+    )
+    ask.set_defaults(run=_ask)
+
+    replay_cmd = commands.add_parser("replay", help="re-run a recorded trace and compare")
+    replay_cmd.add_argument("trace", type=Path)
+    replay_cmd.add_argument("--server", help="server URL (default: an in-process server)")
+    replay_cmd.add_argument("--tool-calling", choices=TOOL_CALLING, help="replay in this mode (either works)")
+    replay_cmd.add_argument("--stream", action="store_true", help="replay with streamed steps")
+    replay_cmd.add_argument(
+        "--ignore-version",
+        action="store_true",
+        help="replay even when the project's files differ from those the trace started from",
+    )
+    _add_shell_options(
+        replay_cmd, "run the trace's shell commands again, here in --cwd (needed when it has some)"
+    )
+    replay_cmd.set_defaults(run=_replay)
+
+
+def _add_shell_options(command: argparse.ArgumentParser, allow_help: str) -> None:
+    command.add_argument("--allow-shell", action="store_true", help=allow_help)
+    command.add_argument("--cwd", type=Path, help="where shell commands run (default: the current directory)")
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from reactstep.client.approvals import terminal_approver
+
+    llm_config = {"model": args.model, "tool_calling": args.tool_calling}
+    question = Question(
+        project_id=args.project,
+        session_id=str(uuid.uuid4()),
+        user_query=args.question,
+        max_iterations=args.max_iterations,
+        llm_config={key: value for key, value in llm_config.items() if value},
+        stream=args.stream,
+        client_tools=_shell_declarations(args.allow_shell),
+    )
+    with ExitStack() as stack:
+        server_url = _server_with_an_llm(stack, args.server, args.model)
+        local = LocalSide(
+            run_tool=_local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None,
+            approve=terminal_approver(args.approve_all, sys.stdin, sys.stdout),
+        )
+        listener = StepPrinter()
+        if args.record:
+            version = _project_version(stack, server_url, args.project)
+            recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question, version)
+            listener = StepPrinter(recorder)
+        outcome = run_loop(
+            AgentClient(server_url, client_key()), question, listener, listener.show_thought, local
+        )
+    print(f"\n{outcome.status} after {outcome.steps} steps")
+    return 0 if outcome.status == "final_answer" else 3
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from reactstep.client.scripted_llm import ScriptedLLMServer
+
+    records = load_trace(args.trace)
+    if records[0].get("client_tools") and not args.allow_shell:
+        names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
+        raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
+    with ExitStack() as stack:
+        run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
+        llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
+        settings = Settings(llm_api_base_allowlist=[llm.base_url])
+        server_url = args.server or in_process_server(stack, settings)
+        if not args.ignore_version:
+            _check_pinned_version(stack, server_url, records[0])
+        outcome = replay(records, server_url, llm, args.tool_calling, args.stream, run_tool, client_key())
+    print(f"replay matched: {outcome.status} after {outcome.steps} steps")
+    return 0
+
+
+def _server_with_an_llm(stack: ExitStack, named: str | None, model: str | None) -> str:
+    """The server to ask, once it is clear that it can call an LLM: checked before any call."""
+    from reactstep.service.llm.configured import llm_problem
+
+    settings = Settings()
+    url = named_or_running(named, settings)
+    if url is None:
+        if (problem := llm_problem(settings, model)) is not None:
+            raise LLMNotConfigured(problem)
+        return in_process_server(stack, settings)
+    if model is None and _llm_check(url) == "unconfigured":
+        raise LLMNotConfigured(
+            f"the server at {url} has no LLM configured: set REACTSTEP_LLM_MODEL and REACTSTEP_LLM_API_BASE "
+            "(or REACTSTEP_LLM_API_KEY) where it runs, or pass --model with a provider whose key it holds"
+        )
+    return url
+
+
+def _llm_check(url: str) -> str | None:
+    """What the server's /readyz says of its default LLM; None when it does not say."""
+    try:
+        checks = httpx.get(f"{url}/readyz", timeout=READINESS_TIMEOUT_S).json().get("checks", {})
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None  # the question itself will meet whatever is wrong, with its own error
+    return checks.get("llm") if isinstance(checks, dict) else None
+
+
+def _project_version(stack: ExitStack, server_url: str, project_id: str) -> int:
+    from reactstep.client.project_api import ProjectApi
+    from reactstep.client.trace_version import project_version
+
+    api = stack.enter_context(ProjectApi(server_url, project_id, client_key()))
+    return project_version(api)
+
+
+def _check_pinned_version(stack: ExitStack, server_url: str, session: dict[str, Any]) -> None:
+    from reactstep.client.project_api import ProjectApi
+    from reactstep.client.trace_version import check_pinned_version
+
+    api = stack.enter_context(ProjectApi(server_url, session["project_id"], client_key()))
+    note = check_pinned_version(api, session)
+    if note is not None:
+        print(note, file=sys.stderr)
+
+
+def _shell_declarations(allow_shell: bool) -> list[dict[str, Any]]:
+    from reactstep.client.shell_tools import shell_tool_declarations
+
+    return shell_tool_declarations() if allow_shell else []
+
+
+def _local_shell(stack: ExitStack, cwd: Path) -> ToolRunner:
+    """The shell tools, run in cwd; their background commands stop when the stack closes or on SIGTERM."""
+    from reactstep.client.processes import exit_on_termination_signals
+    from reactstep.client.shell_tools import LocalShell
+
+    if not cwd.is_dir():
+        raise ClientError(f"--cwd {cwd} is not a directory")
+    stack.enter_context(exit_on_termination_signals())
+    return stack.enter_context(LocalShell(cwd.resolve())).run

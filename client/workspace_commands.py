@@ -1,0 +1,98 @@
+"""The workspace commands: sync (and its aliases upload and index) and pull, over the project routes."""
+
+import argparse
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
+
+from reactstep.client.servers import client_key, server_for
+from reactstep.service.settings import Settings
+
+if TYPE_CHECKING:
+    from reactstep.client.project_api import ProjectApi
+
+IN_PROCESS = "in-process"  # the server a folder's sync state names when no --server was given
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_workspace_commands(commands: Commands) -> None:
+    """The sync, upload, index and pull commands."""
+    where = "server URL (default: the server running on this data dir, else one in this process)"
+    for name, help_text in (
+        ("sync", "make the project hold exactly this folder's files (only changed files travel)"),
+        ("upload", "the same as sync"),
+        ("index", "sync the folder, then bring the project's search index in line"),
+    ):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("path", type=Path)
+        command.add_argument("--project", required=True, help="project id")
+        command.add_argument("--server", help=where)
+        command.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite files a tool changed on the server since the last sync (by default: refused)",
+        )
+        command.add_argument(
+            "--keep-deleted", action="store_true", help="leave the server's files this folder lacks"
+        )
+        if name != "index":
+            command.add_argument("--index", action="store_true", help="index the project afterwards")
+        command.set_defaults(run=_sync, index=name == "index")
+
+    pull = commands.add_parser("pull", help="write the changes tools made on the server into the folder")
+    pull.add_argument("path", type=Path)
+    pull.add_argument("--project", required=True, help="project id")
+    pull.add_argument("--server", help=where)
+    pull.add_argument("--force", action="store_true", help="overwrite files edited here as well")
+    pull.set_defaults(run=_pull)
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from reactstep.client.progress import ProgressBar
+    from reactstep.client.sync import SyncOptions, sync_folder
+
+    if not args.path.is_dir():
+        print(f"error: {args.path} is not a directory", file=sys.stderr)
+        return 2
+    settings = Settings()
+    options = SyncOptions(
+        force=args.force,
+        apply_deletes=not args.keep_deleted,
+        index=args.index,
+        max_file_bytes=settings.upload_max_file_bytes,
+    )
+    uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
+    with ExitStack() as stack:
+        api = stack.enter_context(_project_api(stack, args, settings))
+        stack.callback(indexing.finish)
+        stack.callback(uploading.finish)
+        report = sync_folder(api, args.path, args.server or IN_PROCESS, options, uploading, indexing)
+    print(report.summary())
+    if report.index is not None:
+        from reactstep.service.workspace.indexing import IndexResponse
+
+        print(IndexResponse.model_validate(report.index).summary())
+    return 0
+
+
+def _pull(args: argparse.Namespace) -> int:
+    from reactstep.client.progress import ProgressBar
+    from reactstep.client.pull import pull_folder
+
+    if not args.path.is_dir():
+        print(f"error: {args.path} is not a directory", file=sys.stderr)
+        return 2
+    bar = ProgressBar("pulling")
+    with ExitStack() as stack:
+        api = stack.enter_context(_project_api(stack, args, Settings()))
+        stack.callback(bar.finish)
+        report = pull_folder(api, args.path, args.server or IN_PROCESS, args.force, bar)
+    print(report.summary())
+    return 0
+
+
+def _project_api(stack: ExitStack, args: argparse.Namespace, settings: Settings) -> "ProjectApi":
+    from reactstep.client.project_api import ProjectApi
+
+    return ProjectApi(server_for(stack, args.server, settings), args.project, client_key())

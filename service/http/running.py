@@ -1,0 +1,73 @@
+"""The note a running `reactstep serve` leaves in its data dir, so commands on the same dir use it.
+
+    serve ─► <data_dir>/server.json {"url", "pid"} while it runs (removed on a clean exit)
+    index / sync / pull / ask without --server ─► running_server(data_dir): the URL when that process
+        is alive and answers /healthz; otherwise None (a stale note from a killed server is ignored)
+
+An embedded vector store belongs to one process, so a second server on the same data dir would fail;
+with this note the second shell of the quick start talks to the first one instead.
+"""
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import httpx
+
+NOTE = "server.json"
+HEALTH_TIMEOUT_S = 1.0
+# A wildcard bind is reached on loopback from this machine.
+_LOOPBACK_FOR = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+
+
+def local_url(host: str, port: int) -> str:
+    """The URL a process on this machine reaches a server bound to host:port at."""
+    host = _LOOPBACK_FOR.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+@contextmanager
+def announced(data_dir: Path, host: str, port: int) -> Iterator[None]:
+    """Leave the note while the block runs; remove it after, unless another server has replaced it."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    note = data_dir / NOTE
+    body = json.dumps({"url": local_url(host, port), "pid": os.getpid()})
+    handle, temporary = tempfile.mkstemp(dir=data_dir, prefix=".server-", suffix=".json")
+    with os.fdopen(handle, "w") as file:
+        file.write(body)
+    os.replace(temporary, note)
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            if note.read_text() == body:
+                note.unlink()
+
+
+def running_server(data_dir: Path) -> str | None:
+    """The URL of a live server serving this data dir, or None."""
+    try:
+        found = json.loads((data_dir / NOTE).read_text())
+        url, pid = str(found["url"]), int(found["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if pid == os.getpid() or not _alive(pid):
+        return None
+    try:
+        answered = httpx.get(f"{url}/healthz", timeout=HEALTH_TIMEOUT_S, follow_redirects=False)
+    except httpx.HTTPError:
+        return None
+    return url if answered.status_code == 200 else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, under another user
+        return True
+    return True

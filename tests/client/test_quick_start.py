@@ -1,0 +1,158 @@
+"""The README's quick start as written: `reactstep serve` in one shell, then `index` and `ask` in another
+without --server, on the same data dir. They find the running server through the note it leaves in the
+data dir (an embedded vector store belongs to one process); with none running they start their own,
+quietly; and `ask` with no LLM configured says so, names the variables, and calls nothing."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reactstep.client.scripted_llm import ScriptedLLMServer
+
+REACTSTEP = str(Path(sys.executable).parent / "reactstep")
+REPLIES = [
+    'Thought: Let me read it.\nAction: read_file(file_path="src/app.py")',
+    "Thought: main returns 42.\nFinal Answer: `main()` returns 42.",
+]
+UNCONFIGURED = (
+    "error: no LLM is configured for openai/gpt-4o-mini: set REACTSTEP_LLM_MODEL and REACTSTEP_LLM_API_BASE "
+    "for an OpenAI-compatible server (e.g. REACTSTEP_LLM_MODEL=openai/my-model "
+    "REACTSTEP_LLM_API_BASE=http://127.0.0.1:8080/v1), or REACTSTEP_LLM_API_KEY or OPENAI_API_KEY for the "
+    "hosted model"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A shell with no reactstep settings and no provider key, on a fresh data dir."""
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("REACTSTEP_") and not key.endswith("_API_KEY")
+    }
+    return clean | {"REACTSTEP_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main():\n    return 42\n")
+    return root
+
+
+@pytest.fixture
+def served(env: dict[str, str]) -> Iterator[tuple[str, ScriptedLLMServer, subprocess.Popen[bytes]]]:
+    """`reactstep serve` on the data dir, its LLM a scripted server on loopback."""
+    with ScriptedLLMServer(REPLIES) as llm:
+        port = free_port()
+        server_env = env | {"REACTSTEP_LLM_MODEL": "openai/scripted", "REACTSTEP_LLM_API_BASE": llm.base_url}
+        process = subprocess.Popen(
+            [REACTSTEP, "serve", "--port", str(port)],
+            env=server_env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_up(url, process)
+            yield url, llm, process
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=30)
+
+
+def wait_until_up(url: str, process: "subprocess.Popen[bytes]") -> None:
+    for _ in range(300):
+        assert process.poll() is None, "serve exited at start-up"
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"{url} did not come up")
+
+
+def reactstep(env: dict[str, str], *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([REACTSTEP, *arguments], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_second_shell_uses_the_running_server(
+    served: tuple[str, ScriptedLLMServer, "subprocess.Popen[bytes]"], env: dict[str, str], project: Path
+) -> None:
+    url, llm, _ = served
+    note = json.loads((Path(env["REACTSTEP_DATA_DIR"]) / "server.json").read_text())
+    assert note["url"] == url
+    using = f"using the server running on {env['REACTSTEP_DATA_DIR']} at {url}"
+
+    indexed = reactstep(env, "index", str(project), "--project", "demo")
+    assert (indexed.returncode, indexed.stderr.strip()) == (0, using)
+    assert httpx.get(f"{url}/api/projects/demo").json()["index_state"] == "ready"
+
+    asked = reactstep(env, "ask", "What does main return?", "--project", "demo")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stderr.strip() == using
+    assert "`main()` returns 42." in asked.stdout
+    assert len(llm.requests) == 2  # the server's LLM, not one of the client's (it has none)
+
+
+def test_the_note_goes_with_the_server_and_a_stale_one_is_ignored(
+    served: tuple[str, ScriptedLLMServer, "subprocess.Popen[bytes]"], env: dict[str, str], project: Path
+) -> None:
+    url, _, process = served
+    note = Path(env["REACTSTEP_DATA_DIR"]) / "server.json"
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == -signal.SIGINT  # uvicorn ends gracefully, then re-raises it
+    assert not note.exists()
+    note.write_text(json.dumps({"url": url, "pid": process.pid}))  # as a killed server would leave it
+    indexed = reactstep(env, "index", str(project), "--project", "demo")
+    assert indexed.returncode == 0, indexed.stderr
+    assert indexed.stderr == ""  # its own server, and no warning meant for operators
+    assert indexed.stdout.splitlines()[-1].startswith("indexed 1 file")
+
+
+def test_ask_without_an_llm_says_which_settings_to_make(env: dict[str, str], project: Path) -> None:
+    asked = reactstep(env, "ask", "What does main return?", "--project", "demo")
+    assert (asked.returncode, asked.stdout, asked.stderr.strip()) == (2, "", UNCONFIGURED)
+    assert not (Path(env["REACTSTEP_DATA_DIR"]) / "server.json").exists()
+
+
+def test_ask_a_running_server_without_an_llm(env: dict[str, str]) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [REACTSTEP, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, process)
+        assert httpx.get(f"{url}/readyz").json()["checks"]["llm"] == "unconfigured"
+        asked = reactstep(env, "ask", "What does main return?", "--project", "demo")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert asked.returncode == 2
+    assert asked.stderr.splitlines()[-1] == (
+        f"error: the server at {url} has no LLM configured: set REACTSTEP_LLM_MODEL and "
+        "REACTSTEP_LLM_API_BASE (or REACTSTEP_LLM_API_KEY) where it runs, or pass --model with a provider "
+        "whose key it holds"
+    )
