@@ -218,7 +218,7 @@ def _trace_to_onnx(model_dir: Path, target: Path) -> None:
     from transformers import AutoModel
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # its "Loading weights" bar would land in the server log
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # its bar reaches logs
 
     class TokenEmbeddings(torch.nn.Module):
         """The transformer called by keyword, since the tracer fills positional defaults badly."""
