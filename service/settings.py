@@ -29,20 +29,26 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="REACTSTEP_", extra="ignore")
 
-    data_dir: Path = Field(Path("./.reactstep"), description="Where embedded data lives.")
+    data_dir: Path = Field(
+        Path("./.reactstep"),
+        description="Where embedded data lives: the local object store, the embedded vector store, the "
+        "ONNX model cache, and the note a running `reactstep serve` leaves for the CLI.",
+    )
     host: str = Field("127.0.0.1", description="Address `reactstep serve` binds to.")
     port: int = Field(8000, description="Port `reactstep serve` listens on.")
 
     llm_model: str = Field("openai/gpt-4o-mini", description="Default litellm model name.")
-    llm_api_base: str | None = Field(None, description="Default API base URL for the LLM.")
+    llm_api_base: str | None = Field(
+        None, description="Default API base URL for the LLM (an OpenAI-compatible server)."
+    )
     llm_api_key: SecretStr | None = Field(None, description="Default LLM key when none is sent.")
     llm_temperature: float = Field(0.0, description="Default sampling temperature.")
     llm_max_tokens: int = Field(1024, description="Default cap on tokens the model may generate.")
     llm_timeout_s: float = Field(60.0, description="Deadline for one LLM call, in seconds.")
     llm_api_base_allowlist: list[str] = Field(
         default_factory=list,
-        description="Origins a request's llm_config.api_base may name, as scheme://host:port; "
-        "a port of * allows any port.",
+        description="Origins a request's llm_config.api_base may name, as `scheme://host:port`; host `*` "
+        "or `*.domain`, port `*` for any port.",
     )
     llm_allowed_providers: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PROVIDERS),
@@ -56,7 +62,11 @@ class Settings(BaseSettings):
         "text", description="Default tool calling: the text Action protocol, native tool calls, or auto."
     )
     llm_deadline_s: float = Field(60.0, description="Deadline for one step's LLM work, retries included.")
-    llm_max_retries: int = Field(3, description="Retries of a rate-limited, failing or timed-out LLM call.")
+    llm_max_retries: int = Field(
+        3,
+        description="Retries of a rate-limited, failing or timed-out LLM call (delays: the provider's "
+        "Retry-After, else the backoff below).",
+    )
     llm_retry_base_s: float = Field(0.5, description="First retry delay; it doubles per retry, with jitter.")
     llm_retry_max_s: float = Field(8.0, description="Longest delay between two retries.")
     llm_default_context_window: int = Field(
@@ -65,17 +75,21 @@ class Settings(BaseSettings):
     max_observation_chars: int = Field(
         20_000, description="Longer observations reach the model as head + tail."
     )
-    loop_repeats: int = Field(3, description="Identical action + observation count that makes a step a loop.")
+    loop_repeats: int = Field(
+        3, description="Same action + same observation this often: a warning, then `loop_detected`."
+    )
 
     client_api_key: SecretStr | None = Field(
         None, description="Service key the reference client (ask, replay, index --server) sends."
     )
     storage_backend: Literal["local", "s3"] = Field("local", description="Object store kind.")
     s3_bucket: str = Field("reactstep", description="Bucket holding project files.")
-    s3_prefix: str = Field("projects", description="Key prefix above <project_id>/.")
+    s3_prefix: str = Field("projects", description="Key prefix above `<project_id>/<path>`.")
     s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (R2, MinIO).")
     s3_region: str = Field("auto", description="Region name; R2 uses 'auto'.")
-    s3_access_key_id: SecretStr | None = Field(None, description="S3 access key id.")
+    s3_access_key_id: SecretStr | None = Field(
+        None, description="S3 access key id (unset: boto3's own credential chain)."
+    )
     s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key.")
     s3_timeout_s: float = Field(10.0, description="Connect and read timeout for S3 calls.")
     s3_max_attempts: int = Field(3, description="Attempts per S3 call, retries included (botocore).")
@@ -134,8 +148,8 @@ class Settings(BaseSettings):
     max_json_depth: int = Field(32, description="Deepest nesting of arrays and objects in a body.")
     api_keys: list[str] = Field(
         default_factory=list,
-        description="Service API keys as 'sha256:<hex of the key>:<project glob>[,<glob>...]' ('*' is every "
-        "project); none configured is dev mode, served on loopback only.",
+        description="Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...]` (`*` is every "
+        "project; `reactstep hash-key` makes one); none configured is dev mode, served on loopback only.",
     )
     max_concurrent_requests: int = Field(
         64, ge=1, description="POST, PUT and DELETE requests at work at once."

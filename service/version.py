@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
-OPENAPI_PATH = SOURCE_ROOT / "openapi.yaml"
+OPENAPI_PATH = Path(__file__).parent / "openapi.yaml"  # a link to the top level's, copied into a wheel
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 

@@ -1,0 +1,46 @@
+"""Docs that cannot drift: README's settings table is the settings model's, and every REACTSTEP_ variable
+the docs, the contract and the scripts name is a setting."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reactstep.service.settings import Settings
+from reactstep.service.settings_table import BEGIN, END, settings_table, with_table
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMED_IN = ["README.md", "openapi.yaml", "scripts/*", "bench/*.py", "Dockerfile", "compose.yaml", ".ci/*"]
+VARIABLE = re.compile(r"\bREACTSTEP_[A-Z0-9_]*[A-Z0-9]\b")
+NOT_SETTINGS = {"REACTSTEP_"}  # the prefix itself, as prose names it
+
+
+def test_readme_holds_the_table_the_model_makes() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert with_table(readme) == readme, "run .venv/bin/python scripts/settings_table.py"
+
+
+def test_the_table_has_one_row_per_setting_with_a_meaning() -> None:
+    rows = settings_table().splitlines()[2:]
+    assert len(rows) == len(Settings.model_fields)
+    assert all(not row.endswith("|  |") for row in rows)
+    assert all(field.description for field in Settings.model_fields.values())
+
+
+def test_the_markers_are_required() -> None:
+    with pytest.raises(ValueError, match="README lacks the markers"):
+        with_table(f"# readme\n{BEGIN}\n")
+    assert with_table(f"a\n{BEGIN}\nold\n{END}\nb") == f"a\n{BEGIN}\n{settings_table()}\n{END}\nb"
+
+
+def test_every_variable_the_docs_name_is_a_setting() -> None:
+    settings = {f"REACTSTEP_{name.upper()}" for name in Settings.model_fields}
+    unknown = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for pattern in NAMED_IN
+        for path in ROOT.glob(pattern)
+        if path.is_file()
+        for name in VARIABLE.findall(path.read_text(errors="replace"))
+        if name not in settings | NOT_SETTINGS
+    }
+    assert sorted(unknown) == []
