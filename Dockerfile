@@ -2,7 +2,6 @@
 # Its build steps are scripts/image-setup, which CI runs on the host (tests/test_container.py).
 FROM python:3.11-slim
 
-ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HF_HUB_OFFLINE=1 \
@@ -19,7 +18,7 @@ COPY tools tools
 COPY prompts prompts
 COPY scripts/image-setup scripts/image-setup
 RUN useradd --system --uid 10001 --home-dir /data reactstep \
-    && TORCH_INDEX="$TORCH_INDEX" scripts/image-setup /opt/reactstep /data /src \
+    && scripts/image-setup /opt/reactstep /data /src \
     && chown -R reactstep /data \
     && rm -rf /src
 

