@@ -100,7 +100,7 @@ class JsonFormatter(logging.Formatter):
         entry.update(_fields(record))
         if record.exc_info:
             entry["exception"] = record.exc_text or self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _encode(entry)
 
 
 class TextFormatter(logging.Formatter):
@@ -125,7 +125,15 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
     return {key: scrub(value) if isinstance(value, str) else value for key, value in redacted.items()}
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_second: list[tuple[int, str]] = [(-1, "")]  # the last whole second formatted: lines come many a second
+
+
 def _timestamp(created: float) -> str:
     """UTC, to the millisecond: 2026-11-25T17:03:04.123Z."""
-    seconds = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created))
-    return f"{seconds}.{int(created % 1 * 1000):03d}Z"
+    whole = int(created)
+    last, text = _second[0]
+    if whole != last:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _second[0] = (whole, text)
+    return f"{text}.{int((created - whole) * 1000):03d}Z"
