@@ -102,7 +102,7 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
             )
         ]
     return [
-        Middleware(ObserveMiddleware, metrics=metrics),
+        Middleware(ObserveMiddleware, metrics=metrics, routes=ROUTES),
         *cors,
         Middleware(AuthMiddleware, entries=parse_key_entries(settings.api_keys)),
         Middleware(

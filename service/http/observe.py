@@ -13,8 +13,10 @@ Pure ASGI, no BaseHTTPMiddleware: it runs on every request.
 import logging
 import re
 import time
+from collections.abc import Sequence
 
 from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reactstep.service import request_context
@@ -25,15 +27,18 @@ from reactstep.service.request_context import RequestContext
 
 logger = logging.getLogger("reactstep.http")
 UNMATCHED = "unmatched"  # no route: the path itself would give the metrics unbounded labels
+# Methods counted by name; a client may send any token as a method, and labels must stay a closed set.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 INTERNAL_ERROR = "internal error; see the server log"
 
 
 class ObserveMiddleware:
     """Request ids, the request log line and the HTTP metrics."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: Sequence[BaseRoute]) -> None:
         self.app = app
         self.metrics = metrics
+        self.routes = routes  # to name the route of a request refused before routing (401, 503)
         self._templates: dict[str, str] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -65,7 +70,7 @@ class ObserveMiddleware:
             request_context.end(token)
 
     def _finish(self, scope: Scope, context: RequestContext, status: int, seconds: float) -> None:
-        method = scope["method"]
+        method = scope["method"] if scope["method"] in METHODS else "other"
         route = self._route(scope)
         self.metrics.http_request(method, route, status, seconds)
         if logger.isEnabledFor(logging.INFO):
@@ -82,7 +87,7 @@ class ObserveMiddleware:
 
     def _route(self, scope: Scope) -> str:
         """The matched route's template ('/api/projects/{project_id}/files/{path}'), or 'unmatched'."""
-        route = scope.get("route")
+        route = scope.get("route") or self._match(scope)
         path = getattr(route, "path", None)
         if path is None:
             return UNMATCHED
@@ -90,6 +95,17 @@ class ObserveMiddleware:
         if template is None:
             template = self._templates[path] = re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
         return template
+
+    def _match(self, scope: Scope) -> BaseRoute | None:
+        """The route a request refused before the router ran would have reached (method aside)."""
+        partial = None
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match == Match.FULL:
+                return route
+            if match == Match.PARTIAL and partial is None:
+                partial = route
+        return partial
 
 
 class _Answer:

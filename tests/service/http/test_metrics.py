@@ -53,6 +53,20 @@ def test_requests_are_counted_by_route_template_and_status(make_client: Callable
     assert value(found, "reactstep_http_requests_total", method="GET", route="/metrics", status="200") is None
 
 
+@pytest.mark.parametrize(
+    ("method", "key", "status"), [("POST", False, 401), ("BREW", False, 401), ("GET", True, 405)]
+)
+def test_a_refused_request_counts_under_its_route(
+    make_client: Callable[..., TestClient], method: str, key: bool, status: int
+) -> None:
+    client = make_client(api_keys=[key_entry(SERVICE_KEY, "demo")])
+    bearer = {"authorization": f"Bearer {SERVICE_KEY}"}
+    assert client.request(method, REACT, headers=bearer if key else {}).status_code == status
+    found = samples(client, **bearer)
+    label = method if method != "BREW" else "other"  # any token may be a method: labels stay a closed set
+    assert value(found, "reactstep_http_requests_total", method=label, route=REACT, status=str(status)) == 1
+
+
 def test_tool_runs_and_their_errors_are_counted_per_tool(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     for body in (
