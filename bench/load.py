@@ -7,8 +7,9 @@ Three processes, all on 127.0.0.1: a fixed-reply OpenAI-compatible LLM, the serv
     run 1  throughput: the LLM answers at once; the service's own limits are out of reach
     run 2  saturation: the LLM takes LLM_DELAY_S per call and the service admits 8 at work + 8
            waiting; the rest must get 503 overloaded at once rather than queue without bound
-Each run prints requests/s, p50/p99 latency per endpoint, answers by status, and the server's
-peak RSS (VmHWM from /proc).
+Each run prints requests/s, p50/p99 latency per endpoint, answers by status, the server's
+peak RSS (VmHWM from /proc), and the counters of its GET /metrics at the end (histograms as count
+and sum).
 """
 
 import argparse
@@ -81,7 +82,9 @@ def run(name: str, seconds: float, clients: int, llm_delay_s: float, limits: dic
         with child("service", settings=settings) as service:
             tally, elapsed = asyncio.run(drive(service.url, clients, seconds))
             peak_rss_mb = service.peak_rss_mib()
+            metrics = httpx.get(f"{service.url}/metrics", headers={"authorization": f"Bearer {SERVICE_KEY}"})
     report(name, clients, limits, llm_delay_s, tally, elapsed, peak_rss_mb)
+    print(metrics_excerpt(metrics.text))
 
 
 async def drive(url: str, clients: int, seconds: float) -> tuple[Tally, float]:
@@ -146,6 +149,17 @@ def report(
     if tally.refused_ms:
         print(f"503 overloaded: {quantiles(tally.refused_ms)}")
     print(f"server peak RSS: {peak_rss_mb:.0f} MB")
+
+
+def metrics_excerpt(text: str) -> str:
+    """The service's counters, gauges and histogram counts and sums (no buckets, no help)."""
+    keep = ("_total", "_count", "_sum", "_active", "_waiting")
+    lines = [
+        line
+        for line in text.splitlines()
+        if line.startswith("reactstep_") and line.split("{")[0].split(" ")[0].endswith(keep)
+    ]
+    return "/metrics:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def quantiles(samples: list[float]) -> str:

@@ -18,6 +18,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,16 +39,19 @@ def child(role: str, *arguments: str, settings: dict[str, Any] | None = None) ->
     env = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
     env.update({f"REACTSTEP_{key.upper()}": str(value) for key, value in (settings or {}).items()})
     command = [sys.executable, __file__, role, *arguments]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    try:
-        if not url.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"peers.py {role} did not start: {url!r}")
-        yield Child(process, url)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    # The service logs a line per request (as `reactstep serve` does); a file takes them, not our output.
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        try:
+            if not url.startswith("http://127.0.0.1:"):
+                log.seek(0)
+                raise RuntimeError(f"peers.py {role} did not start: {url!r}\n{log.read()[-4000:]}")
+            yield Child(process, url)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
 
 
 class Child:
@@ -140,11 +144,14 @@ def serve_llm(delay_s: float) -> None:
 
 
 def serve_service() -> None:
-    """Child: the service, configured from REACTSTEP_* variables."""
+    """Child: the service, configured from REACTSTEP_* variables, logging as `reactstep serve` does."""
     from reactstep.service.http.app import create_app
+    from reactstep.service.logs import configure_logging
     from reactstep.service.settings import Settings
 
-    _serve(create_app(Settings()))
+    settings = Settings()
+    configure_logging(settings.log_level, settings.log_format)
+    _serve(create_app(settings), own_logging=True)
 
 
 def serve_bare(answer_file: str) -> None:
@@ -217,7 +224,7 @@ def serve_s3() -> None:
     threading.Event().wait()
 
 
-def _serve(app: Any) -> None:
+def _serve(app: Any, own_logging: bool = False) -> None:
     """Serve `app` on a fresh loopback port with the flags of `reactstep serve` (serving.py)."""
     import uvicorn
 
@@ -229,7 +236,7 @@ def _serve(app: Any) -> None:
     listener.bind(("127.0.0.1", 0))
     listener.listen(2048)
     print(f"http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
-    uvicorn.Server(uvicorn_config(app, log_level="warning")).run(sockets=[listener])
+    uvicorn.Server(uvicorn_config(app, log_level="warning", own_logging=own_logging)).run(sockets=[listener])
 
 
 if __name__ == "__main__":

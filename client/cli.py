@@ -1,6 +1,7 @@
 """The `reactstep` command: serve, the workspace commands (sync, index, pull), ask and replay, hash-key."""
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -75,17 +76,19 @@ def _serve(args: argparse.Namespace) -> int:
     from reactstep.service.http.auth import DEV_MODE_WARNING, serving_refusal
     from reactstep.service.http.running import announced
     from reactstep.service.http.serving import serve_forever
+    from reactstep.service.logs import configure_logging
 
     settings = Settings()
     host, port = args.host or settings.host, args.port or settings.port
     if (refusal := serving_refusal(settings, host)) is not None:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
+    configure_logging(settings.log_level, settings.log_format)  # once, before anything logs
     if not settings.api_keys:
-        print(f"warning: {DEV_MODE_WARNING}", file=sys.stderr)
+        logging.getLogger("reactstep").warning(DEV_MODE_WARNING)
     print(f"reactstep serving on http://{host}:{port} (storage: {settings.storage_backend})")
     with announced(settings.data_dir, host, port):  # commands on this data dir use this server
-        serve_forever(create_app(settings), host, port)
+        serve_forever(create_app(settings), host, port, settings.log_level)
     return 0
 
 

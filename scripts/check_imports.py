@@ -38,6 +38,9 @@ FORBIDDEN = [
             "reactstep.service.errors",
             "reactstep.service.schemas",
             "reactstep.service.redaction",
+            "reactstep.service.request_context",
+            "reactstep.service.logs",
+            "reactstep.service.metrics",
         )
         for sub in (
             "reactstep.service.http",

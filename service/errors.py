@@ -35,6 +35,7 @@ Tool failures the model can fix are not errors here: they are observations with 
 import math
 from typing import Any, ClassVar
 
+from reactstep.service import request_context
 from reactstep.service.redaction import scrub
 
 
@@ -54,11 +55,21 @@ class ServiceError(Exception):
         return {}
 
     def to_body(self) -> dict[str, Any]:
-        """The JSON error body: {error: {code, message[, details]}}."""
-        error: dict[str, Any] = {"code": self.code, "message": scrub(self.message)}
-        if self.details is not None:
-            error["details"] = self.details
-        return {"error": error}
+        """The JSON error body: {error: {code, message[, details], request_id}}."""
+        return error_body(self.code, self.message, self.details)
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """Every error body the service sends, in a response or an event: the code, the message with
+    known secrets scrubbed, and the id of the request it answers (when serving one), so a client's
+    report finds the server's log lines. The code is noted for the request's log line."""
+    error: dict[str, Any] = {"code": code, "message": scrub(message)}
+    if details is not None:
+        error["details"] = details
+    if (request_id := request_context.current_request_id()) is not None:
+        error["request_id"] = request_id
+        request_context.note(error=code)
+    return {"error": error}
 
 
 class BadRequest(ServiceError):

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from reactstep.service.backends import open_store, open_vector_store
 from reactstep.service.llm.gateway import LiteLLMGateway
+from reactstep.service.llm.metered import MeteredGateway
 from reactstep.service.llm.protocol import LLMGateway
+from reactstep.service.metrics import Metrics
 from reactstep.service.settings import Settings
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.projects.journal import Projects
@@ -53,6 +55,7 @@ class Runtime:
     registry: ToolRegistry
     vectors: OnDemand
     embedder: Embedder
+    metrics: Metrics
     limits: ToolLimits = field(init=False)
     approvals: Approvals = field(init=False)
     retrieval: RetrievalConfig = field(init=False)
@@ -98,12 +101,14 @@ def build_runtime(
     vectors: VectorStore | None = None,
     embedder: Embedder | None = None,
 ) -> Runtime:
-    """Real back-ends from the settings, unless the caller passes its own."""
+    """Real back-ends from the settings, unless the caller passes its own; the LLM is metered either way."""
+    metrics = Metrics()
     return Runtime(
         settings=settings,
-        llm=llm or LiteLLMGateway(max_workers=settings.max_concurrent_requests),
+        llm=MeteredGateway(llm or LiteLLMGateway(max_workers=settings.max_concurrent_requests), metrics),
         store=store or open_store(settings),
         registry=registry or default_registry(),
         vectors=OnDemand((lambda: vectors) if vectors is not None else (lambda: open_vector_store(settings))),
         embedder=embedder or local_embedder(settings),
+        metrics=metrics,
     )

@@ -1,10 +1,14 @@
 """The one settings model; every field is read from an env var prefixed REACTSTEP_."""
 
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# An origin as a browser sends it: scheme://host[:port], no path; "*" is any origin.
+ORIGIN = re.compile(r"\*|[a-z][a-z0-9+.-]*://[^/\s?#]+")
 
 # Hosted providers a request may name by default; each reads only the key the request sends.
 # Providers that reach the server's own network or cloud credentials (ollama, bedrock, vertex_ai...)
@@ -167,6 +171,32 @@ class Settings(BaseSettings):
     overload_retry_after_s: int = Field(1, description="Retry-After, in seconds, sent with 503 overloaded.")
     readiness_timeout_s: float = Field(2.0, description="Deadline of each /readyz probe, in seconds.")
     debug_prompt: bool = Field(False, description="Return the rendered prompt in react_step responses.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info",
+        description="Level of the service's own log lines and uvicorn's (info: one line per request); "
+        "other libraries log warnings and worse.",
+    )
+    log_format: Literal["auto", "json", "text"] = Field(
+        "auto", description="Lines as JSON objects or key=value text; auto: text on a terminal, else json."
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (scheme://host[:port]) that may call the API; none: no CORS headers. "
+        "'*' allows any origin; credentials are never allowed, the key travels in Authorization.",
+    )
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        for origin in origins:
+            if not ORIGIN.fullmatch(origin):
+                raise ValueError("each origin is scheme://host[:port] with no path or trailing slash, or *")
+        return origins
 
     @property
     def storage_root(self) -> Path:

@@ -102,8 +102,10 @@ class AdmissionMiddleware:
         body_limit: Callable[[str], int],
         body_timeout_s: float,
         max_reading: int,
+        rejected: Callable[[str], None] = lambda reason: None,
     ) -> None:
         self.app = app
+        self.rejected = rejected  # told the code of each refusal (the metrics count them)
         self.limiter = limiter
         self.retry_after_s = retry_after_s
         self.body_limit = body_limit
@@ -123,6 +125,7 @@ class AdmissionMiddleware:
             with self.deadlines.watch():
                 body = await _read_body(scope, receive, self.body_limit(scope["path"]))
         except ServiceError as error:
+            self.rejected(error.code)
             await JSONResponse(error.to_body(), status_code=error.status)(scope, receive, send)
             return
         finally:
@@ -136,6 +139,7 @@ class AdmissionMiddleware:
             self.limiter.release()
 
     def _overloaded(self) -> JSONResponse:
+        self.rejected(Overloaded.code)
         error = Overloaded(
             f"the server is at its limit of {self.limiter.limit} requests at work and "
             f"{self.limiter.max_queue} waiting; retry after {self.retry_after_s}s"

@@ -1,30 +1,35 @@
 """The app factory: routes, error handlers, and the runtime they share."""
 
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from reactstep.service.errors import ServiceError
+from reactstep.service.errors import ServiceError, error_body
 from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
+from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.llm.protocol import LLMGateway
+from reactstep.service.logs import stamp_request_ids
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
-from reactstep.service.runtime import build_runtime
+from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
 from reactstep.tools.registry import ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.vectors.embeddings import Embedder
 from reactstep.tools.vectors.store import VectorStore
 
-logger = logging.getLogger("reactstep")
+# What a browser client may send and read (REACTSTEP_CORS_ORIGINS); the key travels in Authorization.
+CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
+CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id")
+CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate")
 
 ROUTES = [
     Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
@@ -42,6 +47,7 @@ ROUTES = [
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),
     Route("/version", endpoints.server_version, methods=["GET"]),
+    Route("/metrics", endpoints.metrics, methods=["GET"]),
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
 ]
 
@@ -59,6 +65,7 @@ def create_app(
     runtime = build_runtime(settings or Settings(), llm, store, registry, vectors, embedder)
     remember_server_secrets(runtime.settings)
     install_log_scrubber()
+    stamp_request_ids()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -68,21 +75,35 @@ def create_app(
     app = Starlette(
         routes=ROUTES,
         lifespan=lifespan,
-        middleware=_middleware(runtime.settings),
-        exception_handlers={
-            ServiceError: _service_error,
-            HTTPException: _http_error,
-            Exception: _unexpected_error,
-        },
+        middleware=_middleware(runtime),
+        # Anything else becomes a 500 internal_error in ObserveMiddleware, inside the request's context.
+        exception_handlers={ServiceError: _service_error, HTTPException: _http_error},
     )
     app.state.runtime = runtime
     return app
 
 
-def _middleware(settings: Settings) -> list[Middleware]:
-    """Outermost first: who is calling (401), then whether there is room (503), then the routes."""
+def _middleware(runtime: Runtime) -> list[Middleware]:
+    """Outermost first: the request's id, log line and metrics; CORS (a preflight needs no key, and a
+    browser may read a 401); who is calling (401); whether there is room (503); then the routes."""
+    settings, metrics = runtime.settings, runtime.metrics
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, settings.queue_timeout_s)
+    metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
+    cors = []
+    if settings.cors_origins:
+        cors = [
+            Middleware(
+                CORSMiddleware,
+                allow_origins=settings.cors_origins,
+                allow_methods=CORS_METHODS,
+                allow_headers=CORS_HEADERS,
+                allow_credentials=False,  # never: with '*' it would hand any site a user's cookies
+                expose_headers=CORS_EXPOSED,
+            )
+        ]
     return [
+        Middleware(ObserveMiddleware, metrics=metrics, routes=ROUTES),
+        *cors,
         Middleware(AuthMiddleware, entries=parse_key_entries(settings.api_keys)),
         Middleware(
             AdmissionMiddleware,
@@ -91,6 +112,7 @@ def _middleware(settings: Settings) -> list[Middleware]:
             body_limit=_body_limit(settings),
             body_timeout_s=settings.body_timeout_s,
             max_reading=settings.max_reading_bodies,
+            rejected=metrics.rejected,
         ),
     ]
 
@@ -117,12 +139,5 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     codes = {404: "not_found", 405: "method_not_allowed"}
     code = codes.get(exc.status_code, "http_error")
-    body = {"error": {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}"}}
+    body = error_body(code, f"{request.method} {request.url.path}: {exc.detail}")
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)  # 405 keeps its Allow
-
-
-async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
-    # The traceback goes to the server log only; the client gets a code it can report.
-    logger.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    body = {"error": {"code": "internal_error", "message": "internal error; see the server log"}}
-    return JSONResponse(body, status_code=500)

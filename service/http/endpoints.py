@@ -8,6 +8,7 @@ from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import Model, model_response, read_model
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
+from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest
 from reactstep.service.step.overview_section import read_requested_overview
@@ -83,6 +84,11 @@ async def server_version(request: Request) -> JSONResponse:
             "embedding_model": _runtime(request).settings.embedding_model,
         }
     )
+
+
+async def metrics(request: Request) -> Response:
+    """GET /metrics: this process's counters and histograms, in Prometheus' text format."""
+    return Response(_runtime(request).metrics.exposition(), headers={"content-type": CONTENT_TYPE})
 
 
 async def openapi_spec(request: Request) -> Response:

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from reactstep.service.errors import ServiceError, ValidationFailed
+from reactstep.service.errors import ServiceError, ValidationFailed, error_body
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
 from reactstep.service.runtime import Runtime
@@ -137,9 +137,7 @@ async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -
             queue.put_nowait(("error", exc.to_body()))
         except Exception as exc:  # the traceback to the log; the client gets a code
             logger.error("index stream of %s failed", project_id, exc_info=exc)
-            queue.put_nowait(
-                ("error", {"error": {"code": "internal_error", "message": "see the server log"}})
-            )
+            queue.put_nowait(("error", error_body("internal_error", "see the server log")))
 
     task = asyncio.create_task(run())
     try:

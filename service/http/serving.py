@@ -10,15 +10,23 @@ from starlette.applications import Starlette
 
 
 def uvicorn_config(
-    app: Starlette, host: str = "127.0.0.1", port: int = 0, log_level: str = "info"
+    app: Starlette, host: str = "127.0.0.1", port: int = 0, log_level: str = "info", own_logging: bool = False
 ) -> uvicorn.Config:
-    """How `serve` runs the app (the benchmarks run their baselines the same way)."""
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False)
+    """How `serve` runs the app (the benchmarks run their baselines the same way).
+
+    uvicorn's access log stays off: the app logs each request itself (ObserveMiddleware), with its
+    id. With `own_logging`, logs.configure_logging has set up the handlers and uvicorn adds none, so
+    its own lines come out in the same format.
+    """
+    log_config = None if own_logging else uvicorn.config.LOGGING_CONFIG
+    return uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, access_log=False, log_config=log_config
+    )
 
 
-def serve_forever(app: Starlette, host: str, port: int) -> None:
-    """Serve until interrupted."""
-    uvicorn.Server(uvicorn_config(app, host, port)).run()
+def serve_forever(app: Starlette, host: str, port: int, log_level: str) -> None:
+    """Serve until interrupted, logging through the handlers logs.configure_logging installed."""
+    uvicorn.Server(uvicorn_config(app, host, port, log_level, own_logging=True)).run()
 
 
 class BackgroundServer:

@@ -24,6 +24,7 @@ class LLMRequest:
     api_key: SecretStr | None = field(default=None, repr=False)
     stop: tuple[str, ...] = ()
     tools: tuple[dict[str, Any], ...] = ()  # provider tool schemas: native tool calling
+    attempt: int = 0  # 0 for a step's first call, n for its n-th retry (retries.Attempts sets it)
 
 
 @dataclass(frozen=True)

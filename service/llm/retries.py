@@ -11,6 +11,7 @@ and a replayed request waits exactly as long as the original did.
 
 import asyncio
 import hashlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, replace
@@ -18,9 +19,11 @@ from typing import TypeVar
 
 from reactstep.service.errors import LLMBadResponse, LLMRateLimited, LLMTimeout, LLMUnavailable, UpstreamError
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
+from reactstep.service.logs import log_event
 from reactstep.service.settings import Settings
 
 RETRYABLE = (LLMRateLimited, LLMUnavailable, LLMTimeout)
+logger = logging.getLogger("reactstep.llm")
 Result = TypeVar("Result")
 
 
@@ -58,18 +61,35 @@ class Attempts:
         return max(self._deadline - time.monotonic(), 0.0)
 
     def limit(self, request: LLMRequest) -> LLMRequest:
-        """The request with its timeout cut to what the deadline leaves."""
-        return replace(request, timeout_s=max(min(request.timeout_s, self.remaining_s()), 0.001))
+        """The request for the next attempt: numbered, its timeout cut to what the deadline leaves."""
+        timeout_s = max(min(request.timeout_s, self.remaining_s()), 0.001)
+        return replace(request, timeout_s=timeout_s, attempt=self.retries)
 
     async def back_off(self, error: UpstreamError) -> None:
-        """Wait before the next attempt, or raise `error` when it must not or cannot be retried."""
+        """Wait before the next attempt, or raise `error` when it must not or cannot be retried;
+        each decision is logged with its reason."""
         delay = self.delay_s(error)
-        if not isinstance(error, RETRYABLE) or self.retries >= self.policy.max_retries:
-            raise self._final(error)
+        if not isinstance(error, RETRYABLE):
+            raise self._give_up(error, "not retryable")
+        if self.retries >= self.policy.max_retries:
+            raise self._give_up(error, f"{self.policy.max_retries} retries allowed")
         if delay >= self.remaining_s():
-            raise self._final(error)
+            raise self._give_up(error, f"a {delay:.2f}s wait would pass the deadline")
+        log_event(
+            logger,
+            logging.INFO,
+            "llm retry",
+            reason=error.code,
+            retry=self.retries + 1,
+            delay_s=round(delay, 3),
+            provider_retry_after=error.retry_after_s is not None,
+        )
         await asyncio.sleep(delay)
         self.retries += 1
+
+    def _give_up(self, error: UpstreamError, why: str) -> UpstreamError:
+        log_event(logger, logging.WARNING, "llm gave up", reason=error.code, retries=self.retries, why=why)
+        return self._final(error)
 
     def delay_s(self, error: UpstreamError) -> float:
         """Retry-After when the provider sent one, else exponential backoff with 50-100% jitter."""

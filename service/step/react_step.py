@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reactstep.service import request_context
 from reactstep.service.limits import cap_reply, check_history_length
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.gateway import context_window
@@ -75,6 +76,7 @@ def prepare_step(
     """
     started = time.perf_counter()
     if request.max_iterations_left == 0:
+        request_context.note(step_status="max_iterations_reached")
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
     check_history_length(len(request.conversation_history), settings.max_history_items)
     tools = step_tools(request, registry)
@@ -178,6 +180,7 @@ def finish_step(
     response.notes = notes or None
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
+    request_context.note(step_status=response.status, retries=retries)
     return response
 
 

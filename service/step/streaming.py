@@ -4,7 +4,7 @@
     event: thought  data: {"delta": "..."}      the thought as the model writes it (thought_stream)
     ...
     event: result   data: <the non-streaming response body>        exactly one terminal event,
-    event: error    data: {"error": {"code", "message"}}           one or the other
+    event: error    data: {"error": {"code", "message", "request_id"}}  one or the other
 
 Faults before the first delta are retried like any call (retries). A stream that breaks off is an
 error event, never a parsed action. When the client disconnects, the response task is cancelled,
@@ -21,7 +21,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from reactstep.service.errors import LLMBadResponse, ServiceError
+from reactstep.service.errors import LLMBadResponse, ServiceError, error_body
 from reactstep.service.llm.protocol import LLMGateway, LLMReply
 from reactstep.service.llm.retries import open_stream_with_retries, within_deadline
 from reactstep.service.schemas import ReactStepRequest
@@ -87,9 +87,7 @@ async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[
         yield event("error", error.to_body())
     except Exception as exc:  # never a silent stop: the client gets an error event it can report
         logger.error("unexpected error in a react_step stream", exc_info=exc)
-        yield event(
-            "error", {"error": {"code": "internal_error", "message": "internal error; see the server log"}}
-        )
+        yield event("error", error_body("internal_error", "internal error; see the server log"))
     finally:
         closer = getattr(upstream, "aclose", None)
         if closer is not None:

@@ -8,11 +8,13 @@ so the next code_search sees the new code.
 import time
 from dataclasses import replace
 
+from reactstep.service import request_context
 from reactstep.service.errors import ServiceError
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import Approval, ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.workspace.failures import translated_backend_errors
+from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.service.workspace.projects import require_project
 from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.projects.journal import Change
@@ -50,6 +52,7 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
     ):  # never indexed: code_search says so
         observation = _reindexed(request, runtime, store.changes, observation)
     elapsed_ms = (time.perf_counter() - started) * 1000
+    _measure(request.tool_name if spec is not None else "unknown", elapsed_ms, observation.is_error, runtime)
     return ExecuteActionResponse(
         session_id=request.session_id,
         tool_name=request.tool_name,
@@ -58,6 +61,12 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
         execution_time_ms=round(elapsed_ms, 3),
         approval=_approval(observation.approval),
     )
+
+
+def _measure(tool: str, elapsed_ms: float, is_error: bool, runtime: Runtime) -> None:
+    """The run, into the metrics (by a registered tool's name only) and the request's log line."""
+    runtime.metrics.tool_call(tool, elapsed_ms / 1000, is_error)
+    request_context.note(tool=tool, tool_ms=round(elapsed_ms, 3), is_error=is_error)
 
 
 def tool_context(request: ExecuteActionRequest, runtime: Runtime, store: ObjectStore) -> ToolContext:
@@ -96,14 +105,15 @@ def _reindexed(
             collection = collection_name(embedder)
             if collection not in vectors.collections():
                 return observation  # indexed with another model only: nothing of this one to keep current
-            index_paths(
-                request.project_id,
-                runtime.store,
-                vectors,
-                embedder,
-                paths,
-                max_file_bytes=runtime.settings.index_max_file_bytes,
-            )
+            with measured_index_run(runtime, "write") as job:
+                job.report = index_paths(
+                    request.project_id,
+                    runtime.store,
+                    vectors,
+                    embedder,
+                    paths,
+                    max_file_bytes=runtime.settings.index_max_file_bytes,
+                )
             # Current up to this write only if it was current up to the version before the write.
             first = changes[0].version
             runtime.projects.mark_indexed(

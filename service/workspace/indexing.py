@@ -10,6 +10,7 @@ once a second, so GET /api/projects/{id} shows progress from any replica) and, w
 `indexed_version` to the version it started from: changes that land meanwhile keep the project stale.
 """
 
+import logging
 import threading
 import time
 from typing import Any
@@ -20,6 +21,7 @@ from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
 from reactstep.service.workspace.failures import translated_backend_errors
+from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.service.workspace.projects import require_project
 from reactstep.tools.index.incremental import index_changes
 from reactstep.tools.index.indexer import IndexReport, Progress, index_project
@@ -34,6 +36,7 @@ PROGRESS_EVERY_S = 1.0
 INCREMENTAL_MAX_CHANGES = 5_000
 # A job whose progress was not refreshed for this long died with its process.
 ABANDONED_AFTER_S = 60.0
+logger = logging.getLogger("reactstep.index")
 
 
 class IndexRequest(StrictModel):
@@ -81,6 +84,14 @@ def run_index(
     When the index described an earlier version of the project with this model, only the paths the
     journal names since then are re-indexed, so the cost follows the change, not the project.
     """
+    with measured_index_run(runtime, "run") as run:
+        run.report = response = _run_index(project_id, request, runtime, progress)
+    return response
+
+
+def _run_index(
+    project_id: str, request: IndexRequest, runtime: Runtime, progress: Progress | None
+) -> IndexResponse:
     head = require_project(project_id, runtime)
     job = JobProgress(project_id, runtime, progress)
     with translated_backend_errors():
@@ -143,6 +154,7 @@ def start_index_job(project_id: str, request: IndexRequest, runtime: Runtime) ->
         try:
             run_index(project_id, request, runtime, progress=lambda *_: started.set())
         except BaseException as exc:  # the client is gone; the head and the server log tell it
+            logger.error("background index run of %s failed", project_id, exc_info=exc)
             failure.append(exc)
         finally:
             started.set()

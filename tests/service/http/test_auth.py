@@ -1,5 +1,6 @@
 """Service API keys: 401 without a valid key, 403 outside its projects, on every route, every request."""
 
+import json
 import os
 import signal
 import subprocess
@@ -239,7 +240,9 @@ def test_serve_on_loopback_in_dev_mode_says_so_at_start_up(tmp_path: Path) -> No
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=20)
-    assert first.startswith("warning: dev mode: no API keys are configured")
+    entry = json.loads(first)  # stderr is not a terminal: the log lines are JSON
+    assert (entry["level"], entry["logger"]) == ("warning", "reactstep")
+    assert entry["message"].startswith("dev mode: no API keys are configured")
 
 
 def test_hash_key_makes_a_key_and_its_entry(capsys: pytest.CaptureFixture[str]) -> None:

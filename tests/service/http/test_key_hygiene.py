@@ -13,9 +13,11 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer
 from reactstep.service.http.app import create_app
+from reactstep.service.http.auth import key_entry
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
+from reactstep.service.logs import JsonFormatter, TextFormatter
 from reactstep.service.redaction import REDACTED, redact_fields, remember_server_secrets
 from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
@@ -30,7 +32,8 @@ SERVER_SECRETS = {
     "s3_secret_access_key": "s3-canary-secret-4e7a1c9f0b",
     "qdrant_api_key": "qd-canary-server-6a3f8e1d2c",
 }
-CANARIES = [USER_LLM_KEY, USER_EMBEDDING_KEY, SERVER_LLM_KEY, *SERVER_SECRETS.values()]
+SERVICE_KEY = "rsk_canary-service-key-8d1f3a6c0e2b"  # travels only in Authorization
+CANARIES = [USER_LLM_KEY, USER_EMBEDDING_KEY, SERVER_LLM_KEY, SERVICE_KEY, *SERVER_SECRETS.values()]
 REACT, EXECUTE = "/api/agent/react_step", "/api/agent/execute_action"
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens on loopback
 EMBEDDER = {"model": "openai/scripted-embedding"}
@@ -57,8 +60,10 @@ def seen(caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) ->
     collected = Seen()
     yield collected
     out, err = capfd.readouterr()
-    formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
-    records = [formatter.format(record) for record in caplog.get_records("call")]
+    # as a plain formatter shows them, and as `reactstep serve` writes them (JSON, or text on a terminal):
+    # the structured fields of each record included
+    formatters = [logging.Formatter("%(name)s %(levelname)s %(message)s"), JsonFormatter(), TextFormatter()]
+    records = [formatter.format(record) for record in caplog.get_records("call") for formatter in formatters]
     everything = "\n".join([*collected.texts, *records, out, err])
     assert records, "no log record was captured"
     assert collected.texts, "the test sent no request"
@@ -236,6 +241,32 @@ def test_log_lines_that_name_a_secret_are_scrubbed(tmp_path: Path, caplog: pytes
         logger.exception("failed")
     assert SERVER_LLM_KEY not in caplog.text
     assert caplog.text.count(REDACTED) == 2
+
+
+def test_service_key_in_authorization_never_reaches_a_log_line(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer, seen: Seen
+) -> None:
+    """The request log line names the project, route and status, never the headers that came with them."""
+    llm_server.push("Final Answer: done")
+    client = make_client(api_keys=[key_entry(SERVICE_KEY, "demo")])
+    bearer = {"authorization": f"Bearer {SERVICE_KEY}"}
+    seen.response(client.post(REACT, json=body(), headers=bearer))
+    seen.response(client.post(EXECUTE, json=action("read_file", file_path="README.md"), headers=bearer))
+    seen.response(client.post(REACT, json=body(project_id="other"), headers=bearer))  # 403
+    seen.response(client.post(REACT, json=body(), headers={"authorization": f"Bearer {SERVICE_KEY}x"}))  # 401
+    assert [text[:3] for text in seen.texts] == ["200", "200", "403", "401"]
+    assert SERVICE_KEY not in "\n".join(seen.texts)
+
+
+def test_secrets_in_a_log_lines_fields_are_scrubbed(tmp_path: Path) -> None:
+    """Structured fields are text the formatter writes: a known secret there becomes [redacted] too."""
+    remember_server_secrets(Settings(data_dir=tmp_path, llm_api_key=SecretStr(SERVER_LLM_KEY)))
+    record = logging.LogRecord("reactstep.http", logging.INFO, __file__, 1, "request", None, None)
+    record.fields = {"route": f"/x/{SERVER_LLM_KEY}", "api_key": "anything", "status": 200}
+    for formatter in (JsonFormatter(), TextFormatter()):
+        line = formatter.format(record)
+        assert SERVER_LLM_KEY not in line
+        assert line.count(REDACTED) == 2  # the known secret, and the secret-named field
 
 
 def test_reprs_hide_every_secret(tmp_path: Path) -> None:

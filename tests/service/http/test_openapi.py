@@ -591,6 +591,7 @@ DEAD_URL = "http://127.0.0.1:9"  # discard port: nothing listens on loopback, re
 SERVICE_KEY = "rsk_openapi-test-key-0123456789"
 WITH_KEYS = {"api_keys": [key_entry(SERVICE_KEY, "demo,team-*")]}
 BEARER = {"authorization": f"Bearer {SERVICE_KEY}"}
+REQUEST_ID = "conformance-1"  # every call sends it; every answer and error body must repeat it
 
 PROJECTS = "/api/projects"
 DEMO, FILE, SYNC = f"{PROJECTS}/demo", f"{PROJECTS}/demo/files/src/app.py", f"{PROJECTS}/demo/sync"
@@ -789,6 +790,7 @@ CALLS: dict[str, Call] = {
                 "code": "validation_failed",
                 "message": "the request body does not match the schema",
                 "details": [{"field": "user_query", "message": "Field required"}],
+                "request_id": REQUEST_ID,
             }
         },
     ),
@@ -894,7 +896,7 @@ CALLS: dict[str, Call] = {
             script=(error("scripted"),),
             request_valid=True,
             code=error.code,
-            expect={"error": {"code": error.code, "message": "scripted"}},
+            expect={"error": {"code": error.code, "message": "scripted", "request_id": REQUEST_ID}},
             llm_calls=1,
         )
         for error in (
@@ -913,7 +915,13 @@ CALLS: dict[str, Call] = {
         script=(RuntimeError("boom"),),
         request_valid=True,
         code="internal_error",
-        expect={"error": {"code": "internal_error", "message": "internal error; see the server log"}},
+        expect={
+            "error": {
+                "code": "internal_error",
+                "message": "internal error; see the server log",
+                "request_id": REQUEST_ID,
+            }
+        },
     ),
     "execute_action read_file": Call(
         "POST",
@@ -989,6 +997,7 @@ CALLS: dict[str, Call] = {
                 "code": "validation_failed",
                 "message": "the request body does not match the schema",
                 "details": [{"field": "tool_name_2", "message": "Extra inputs are not permitted"}],
+                "request_id": REQUEST_ID,
             }
         },
     ),
@@ -1172,6 +1181,8 @@ CALLS: dict[str, Call] = {
     },
     "tools": Call("GET", "/api/agent/tools", 200),
     "healthz": Call("GET", "/healthz", 200, expect={"status": "ok"}),
+    "metrics": Call("GET", "/metrics", 200, media="text/plain; version=0.0.4; charset=utf-8"),
+    "metrics without a service key": Call("GET", "/metrics", 401, settings=WITH_KEYS, code="unauthorized"),
     "version": Call("GET", "/version", 200),
     "version with keys configured, no key needed": Call("GET", "/version", 200, settings=WITH_KEYS),
     "readyz ready": Call(
@@ -1199,7 +1210,13 @@ CALLS: dict[str, Call] = {
         "/api/agent/nope",
         404,
         code="not_found",
-        expect={"error": {"code": "not_found", "message": "GET /api/agent/nope: Not Found"}},
+        expect={
+            "error": {
+                "code": "not_found",
+                "message": "GET /api/agent/nope: Not Found",
+                "request_id": REQUEST_ID,
+            }
+        },
     ),
     "wrong method": Call(
         "GET",
@@ -1210,6 +1227,7 @@ CALLS: dict[str, Call] = {
             "error": {
                 "code": "method_not_allowed",
                 "message": "GET /api/agent/react_step: Method Not Allowed",
+                "request_id": REQUEST_ID,
             }
         },
     ),
@@ -1271,12 +1289,13 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
     gateway = ScriptedGateway(list(call.script))
     app = create_app(settings, llm=gateway, store=store)
     with TestClient(app, raise_server_exceptions=False) as client:
+        headers = {"x-request-id": REQUEST_ID, **call.headers}
+        if call.content is not None and call.method == "POST":
+            headers = {"content-type": "application/json", **headers}
         if call.content is not None:
-            json_body = call.method == "POST"
-            headers = {"content-type": "application/json", **call.headers} if json_body else call.headers
             response = client.request(call.method, call.path, content=call.content, headers=headers)
         else:
-            response = client.request(call.method, call.path, json=call.json, headers=call.headers)
+            response = client.request(call.method, call.path, json=call.json, headers=headers)
     return response, gateway
 
 
@@ -1284,6 +1303,7 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
 def test_live_answer_matches_the_spec(call: Call, tmp_path: Path) -> None:
     response, gateway = answer(call, tmp_path)
     assert response.status_code == call.status, response.text
+    assert response.headers["x-request-id"] == REQUEST_ID
     if call.media != "application/json":
         assert response.headers.get("content-type") == call.media
         if call.media is None:
@@ -1296,7 +1316,7 @@ def test_live_answer_matches_the_spec(call: Call, tmp_path: Path) -> None:
     documented = lookup(pointer)
     assert errors_of(f"{pointer}/content/application~1json/schema", body) == []
     if call.code is not None:
-        assert body["error"]["code"] == call.code
+        assert (body["error"]["code"], body["error"]["request_id"]) == (call.code, REQUEST_ID)
         assert call.code in documented["x-error-codes"]
     else:
         assert "x-error-codes" not in documented

@@ -4,6 +4,7 @@ Real sockets against a real server on loopback: the test client of Starlette han
 """
 
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -83,6 +84,8 @@ def test_slow_bodies_hold_no_slot_and_are_cut_off_with_408(server: str) -> None:
         for sock in slow:
             status, body = answer_of(sock)
             assert status == 408
+            request_id = body["error"].pop("request_id")
+            assert re.fullmatch("[0-9a-f]{16}", request_id)  # none was sent: the server made one
             assert body == {
                 "error": {
                     "code": "request_timeout",

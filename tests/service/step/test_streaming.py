@@ -32,8 +32,11 @@ def parse_events(text: str) -> list[Event]:
     return events
 
 
+REQUEST_ID = "stream-1"
+
+
 def stream(client: TestClient, **body: Any) -> list[Event]:
-    response = client.post(REACT, json=step_body(stream=True, **body))
+    response = client.post(REACT, json=step_body(stream=True, **body), headers={"x-request-id": REQUEST_ID})
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
     return parse_events(response.text)
@@ -91,7 +94,13 @@ def test_a_stream_cut_half_way_is_an_error_never_an_action(
     events = stream(make_client())
     assert events[-1] == (
         "error",
-        {"error": {"code": "llm_unavailable", "message": "the LLM stream broke off before its end"}},
+        {
+            "error": {
+                "code": "llm_unavailable",
+                "message": "the LLM stream broke off before its end",
+                "request_id": REQUEST_ID,  # an error event names its request, as an error body does
+            }
+        },
     )
     assert {name for name, _ in events[:-1]} == {"thought"}
     assert "".join(data["delta"] for _, data in events[:-1]) == "I should re"  # 5 content chunks of 4

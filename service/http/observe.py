@@ -1,0 +1,124 @@
+"""The outermost middleware: every request gets an id, one log line and its metrics.
+
+    X-Request-ID (1-128 of A-Z a-z 0-9 _ . : -) or a new id ─► request context (request_context.py)
+    ─► the app (every layer may note fields; error bodies carry the id) ─► the answer, with
+    X-Request-ID ─► metrics (route template, status, seconds) and one log line:
+    {"message": "request", "method", "route", "status", "duration_ms", "project", "error", ...}
+
+An exception nothing else handled becomes a 500 internal_error here, inside the request's context
+(its traceback is logged with the request id), then goes on to the server as before.
+Pure ASGI, no BaseHTTPMiddleware: it runs on every request.
+"""
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from reactstep.service import request_context
+from reactstep.service.errors import error_body
+from reactstep.service.logs import log_event
+from reactstep.service.metrics import Metrics
+from reactstep.service.request_context import RequestContext
+
+logger = logging.getLogger("reactstep.http")
+UNMATCHED = "unmatched"  # no route: the path itself would give the metrics unbounded labels
+# Methods counted by name; a client may send any token as a method, and labels must stay a closed set.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+INTERNAL_ERROR = "internal error; see the server log"
+
+
+class ObserveMiddleware:
+    """Request ids, the request log line and the HTTP metrics."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: Sequence[BaseRoute]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes  # to name the route of a request refused before routing (401, 503)
+        self._templates: dict[str, str] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        context = RequestContext(request_context.accept_request_id(_header(scope, b"x-request-id")))
+        id_header = (b"x-request-id", context.request_id.encode("ascii"))
+        answer = _Answer()
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answer.status = message["status"]
+                message["headers"] = [*message.get("headers", ()), id_header]
+            await send(message)
+
+        token = request_context.begin(context)
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            logger.error("unexpected error on %s %s", scope["method"], scope["path"], exc_info=exc)
+            if answer.status is None:  # nothing sent yet: the client gets a code it can report
+                response = JSONResponse(error_body("internal_error", INTERNAL_ERROR), status_code=500)
+                await response(scope, receive, send_with_id)
+            raise
+        finally:
+            self._finish(scope, context, answer.status or 500, time.perf_counter() - started)
+            request_context.end(token)
+
+    def _finish(self, scope: Scope, context: RequestContext, status: int, seconds: float) -> None:
+        method = scope["method"] if scope["method"] in METHODS else "other"
+        route = self._route(scope)
+        self.metrics.http_request(method, route, status, seconds)
+        if logger.isEnabledFor(logging.INFO):
+            log_event(
+                logger,
+                logging.INFO,
+                "request",
+                method=method,
+                route=route,
+                status=status,
+                duration_ms=round(seconds * 1000, 3),
+                **context.fields,
+            )
+
+    def _route(self, scope: Scope) -> str:
+        """The matched route's template ('/api/projects/{project_id}/files/{path}'), or 'unmatched'."""
+        route = scope.get("route") or self._match(scope)
+        path = getattr(route, "path", None)
+        if path is None:
+            return UNMATCHED
+        template = self._templates.get(path)
+        if template is None:
+            template = self._templates[path] = re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
+        return template
+
+    def _match(self, scope: Scope) -> BaseRoute | None:
+        """The route a request refused before the router ran would have reached (method aside)."""
+        partial = None
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match == Match.FULL:
+                return route
+            if match == Match.PARTIAL and partial is None:
+                partial = route
+        return partial
+
+
+class _Answer:
+    """What the middleware saw of the answer."""
+
+    __slots__ = ("status",)
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value  # type: ignore[no-any-return]
+    return None

@@ -1,0 +1,75 @@
+"""Any LLM gateway, measured: each attempt's latency, outcome and tokens per provider, into the app's
+metrics and the request's log line (model, provider, llm_attempts, llm_ms, the token counts)."""
+
+import time
+from collections.abc import AsyncIterator
+
+from reactstep.service import request_context
+from reactstep.service.errors import UpstreamError
+from reactstep.service.llm.gateway import provider_of
+from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
+from reactstep.service.metrics import Metrics
+
+
+class MeteredGateway:
+    """Wraps a gateway; what it answers is unchanged."""
+
+    def __init__(self, inner: LLMGateway, metrics: Metrics) -> None:
+        self.inner = inner
+        self.metrics = metrics
+
+    async def complete(self, request: LLMRequest) -> LLMReply:
+        """The inner gateway's reply, measured."""
+        started = _begin(request)
+        outcome = "error"
+        try:
+            reply = await self.inner.complete(request)
+            outcome = "ok"
+            self._reply(request, reply)
+            return reply
+        except UpstreamError as error:
+            outcome = error.code
+            raise
+        finally:
+            self._attempt(request, outcome, started)
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
+        """The inner gateway's stream, measured from the call to its last item."""
+        started = _begin(request)
+        outcome = "cancelled"  # the client left before the end
+        try:
+            async for item in self.inner.stream(request):
+                if isinstance(item, LLMReply):
+                    outcome = "ok"
+                    self._reply(request, item)
+                yield item
+        except UpstreamError as error:
+            outcome = error.code
+            raise
+        finally:
+            self._attempt(request, outcome, started)
+
+    def _reply(self, request: LLMRequest, reply: LLMReply) -> None:
+        usage = reply.usage
+        self.metrics.llm_tokens(
+            _provider(request), usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
+        )
+        request_context.note(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+        )
+
+    def _attempt(self, request: LLMRequest, outcome: str, started: float) -> None:
+        seconds = time.perf_counter() - started
+        self.metrics.llm_call(_provider(request), outcome, seconds, retry=request.attempt > 0)
+        request_context.add("llm_ms", round(seconds * 1000, 3))
+
+
+def _begin(request: LLMRequest) -> float:
+    request_context.note(model=request.model, provider=_provider(request), llm_attempts=request.attempt + 1)
+    return time.perf_counter()
+
+
+def _provider(request: LLMRequest) -> str:
+    return provider_of(request.model) or "unknown"

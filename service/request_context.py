@@ -1,0 +1,74 @@
+"""What one HTTP request carries through every layer: its id, and the fields of its log line.
+
+    ObserveMiddleware ─► begin(RequestContext(id)) ─► endpoints, step, gateway, tools note(...) ─►
+    one log line with every noted field when the request ends; error bodies and log records made
+    meanwhile carry the id
+
+The context lives in a contextvar: worker threads (run_in_threadpool, the LLM pool) and tasks started
+by the request get a copy of it, and so the same RequestContext, whose fields they add to.
+Outside a request (the CLI, a test calling a core function) there is none and note() does nothing.
+"""
+
+import contextvars
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+# What a client may send as X-Request-ID; anything else is replaced by a fresh id, never refused.
+REQUEST_ID = re.compile(rb"[A-Za-z0-9_.:-]{1,128}")
+
+
+@dataclass
+class RequestContext:
+    """One request's id and the fields its log line will carry."""
+
+    request_id: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+_current: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
+    "reactstep_request", default=None
+)
+
+
+def accept_request_id(sent: bytes | None) -> str:
+    """The client's X-Request-ID when it is well-formed, else a new random id."""
+    if sent is not None and REQUEST_ID.fullmatch(sent):
+        return sent.decode("ascii")
+    return new_request_id()
+
+
+def new_request_id() -> str:
+    """A fresh random id (64 bits, hex)."""
+    return secrets.token_hex(8)
+
+
+def begin(context: RequestContext) -> contextvars.Token[RequestContext | None]:
+    """Make `context` the current request's, until end(token)."""
+    return _current.set(context)
+
+
+def end(token: contextvars.Token[RequestContext | None]) -> None:
+    """Leave the request begun with `token`."""
+    _current.reset(token)
+
+
+def current_request_id() -> str | None:
+    """The id of the request being served here, or None outside one."""
+    context = _current.get()
+    return None if context is None else context.request_id
+
+
+def note(**fields: Any) -> None:
+    """Add fields to the current request's log line (nothing outside a request)."""
+    context = _current.get()
+    if context is not None:
+        context.fields.update(fields)
+
+
+def add(name: str, amount: float) -> None:
+    """Add `amount` to a numeric field of the current request's log line (e.g. time spent in calls)."""
+    context = _current.get()
+    if context is not None:
+        context.fields[name] = context.fields.get(name, 0) + amount
