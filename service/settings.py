@@ -153,6 +153,15 @@ class Settings(BaseSettings):
     overload_retry_after_s: int = Field(1, description="Retry-After, in seconds, sent with 503 overloaded.")
     readiness_timeout_s: float = Field(2.0, description="Deadline of each /readyz probe, in seconds.")
     debug_prompt: bool = Field(False, description="Return the rendered prompt in react_step responses.")
+    mcp_json_response: bool = Field(
+        True,
+        description="Answer each MCP POST with one JSON body (true) or a Server-Sent Events stream (false).",
+    )
+    mcp_allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins ('scheme://host[:port]') that may call /mcp; a request carrying any "
+        "other Origin header is 403 forbidden_origin (clients that send none, as IDE agents do, pass).",
+    )
 
     @property
     def storage_root(self) -> Path:

@@ -16,6 +16,7 @@ from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.llm.protocol import LLMGateway
+from reactstep.service.mcp.http import mcp_endpoint, open_mcp
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
 from reactstep.service.runtime import build_runtime
 from reactstep.service.settings import Settings
@@ -43,6 +44,7 @@ ROUTES = [
     Route("/readyz", endpoints.readyz, methods=["GET"]),
     Route("/version", endpoints.server_version, methods=["GET"]),
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
+    Route("/mcp/{project_id}", mcp_endpoint, methods=["POST"]),
 ]
 
 
@@ -60,9 +62,12 @@ def create_app(
     remember_server_secrets(runtime.settings)
     install_log_scrubber()
 
+    mcp = open_mcp(runtime)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
+        async with mcp.running():  # the task group MCP requests run in
+            yield
         runtime.vectors.close()  # releases an embedded store's lock for the next process
 
     app = Starlette(
@@ -76,6 +81,7 @@ def create_app(
         },
     )
     app.state.runtime = runtime
+    app.state.mcp = mcp
     return app
 
 

@@ -1,0 +1,290 @@
+"""The official MCP SDK client against the real app on uvicorn at 127.0.0.1: /mcp/{project_id}."""
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+
+from reactstep.service.http.app import create_app
+from reactstep.service.http.auth import key_entry
+from reactstep.service.http.serving import BackgroundServer
+from reactstep.service.settings import Settings
+from reactstep.tools.store.local import LocalStore
+from reactstep.tools.vectors.embeddings import LocalEmbedder
+
+pytestmark = pytest.mark.anyio
+
+DEMO_KEY = "rsk_mcp-demo-key-0123456789"
+ALL_KEY = "rsk_mcp-every-project-key-0123"
+APP_PY = b"def main():\n    return 42\n"
+WRITE_ARGS = {"path": "src/app.py", "find": "return 42", "replace": "return 43"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=[True, False], ids=["json", "sse"])
+def server(
+    request: pytest.FixtureRequest, tmp_path: Path, local_embedder: LocalEmbedder
+) -> Iterator[BackgroundServer]:
+    """The whole app on a loopback port, projects demo (indexed) and other; MCP answers as JSON or SSE."""
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "src/app.py", APP_PY)
+    store.put("demo", "src/util/strings.py", b"def shout(text):\n    return text.upper()\n")
+    store.put("other", "secret.txt", b"another tenant\n")
+    settings = Settings(
+        data_dir=tmp_path,
+        api_keys=[key_entry(DEMO_KEY, "demo"), key_entry(ALL_KEY, "*")],
+        approval_secret="mcp-test-secret",
+        mcp_json_response=request.param,
+        mcp_allowed_origins=["https://ide.example"],
+    )
+    with BackgroundServer(create_app(settings, store=store, embedder=local_embedder)) as running:
+        indexed = httpx.post(f"{running.url}/api/projects/demo/index", headers=bearer(DEMO_KEY), timeout=60)
+        assert indexed.status_code == 200, indexed.text
+        yield running
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+@asynccontextmanager
+async def mcp_session(url: str, key: str = DEMO_KEY) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx.AsyncClient(headers=bearer(key), timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def execute_action(server: BackgroundServer, tool: str, args: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    body = {"project_id": "demo", "session_id": "rest", "tool_name": tool, "tool_args": args, **extra}
+    response = httpx.post(f"{server.url}/api/agent/execute_action", json=body, headers=bearer(DEMO_KEY))
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def texts(result: CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, TextContent)]
+
+
+def rpc(method: str, params: dict[str, Any], ident: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+
+
+def post_raw(server: BackgroundServer, path: str, body: Any, headers: dict[str, str]) -> httpx.Response:
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{server.url}{path}", content=content, headers={**accept, **headers}, timeout=30)
+
+
+async def test_tools_are_the_rest_manifest_with_annotations(server: BackgroundServer) -> None:
+    manifest = httpx.get(f"{server.url}/api/agent/tools", headers=bearer(DEMO_KEY)).json()["tools"]
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        tools = (await session.list_tools()).tools
+    assert [tool.name for tool in tools] == [entry["name"] for entry in manifest]
+    for tool, entry in zip(tools, manifest, strict=True):
+        assert tool.description == entry["description"]
+        expected = entry["parameters"]
+        if entry["requires_approval"]:
+            properties = {
+                **expected["properties"],
+                "approval_token": tool.inputSchema["properties"]["approval_token"],
+            }
+            expected = {**expected, "properties": properties}
+            assert tool.inputSchema["properties"]["approval_token"]["type"] == "string"
+        assert tool.inputSchema == expected
+        assert tool.annotations is not None
+        hints = (
+            tool.annotations.readOnlyHint,
+            tool.annotations.destructiveHint,
+            tool.annotations.idempotentHint,
+        )
+        assert hints == (entry["read_only"], not entry["read_only"], True), tool.name
+    by_name = {tool.name: tool for tool in tools}
+    assert by_name["read_file"].annotations.readOnlyHint is True  # type: ignore[union-attr]
+    assert by_name["edit_file"].annotations.destructiveHint is True  # type: ignore[union-attr]
+
+
+READS = [
+    ("read_file", {"file_path": "src/app.py"}, "return 42"),
+    ("grep", {"pattern": "upper"}, "src/util/strings.py"),
+    ("code_search", {"query": "shout a text in capitals"}, "src/util/strings.py"),
+    ("find_definition", {"symbol": "shout"}, "src/util/strings.py"),
+    ("list_files", {"path": "src"}, "app.py"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "seen"), READS, ids=[read[0] for read in READS])
+async def test_a_read_tool_answers_what_execute_action_answers(
+    server: BackgroundServer, tool: str, args: dict[str, Any], seen: str
+) -> None:
+    rest = execute_action(server, tool, args)
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        result = await session.call_tool(tool, args)
+    assert (texts(result), result.isError) == ([rest["observation"]], False)
+    assert seen in rest["observation"]
+    assert result.structuredContent is None
+
+
+async def test_an_approved_edit_end_to_end(server: BackgroundServer) -> None:
+    changes = f"{server.url}/api/projects/demo/changes?since=0"
+    file_url = f"{server.url}/api/projects/demo/files/src/app.py"
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        preview = await session.call_tool("replace_in_file", WRITE_ARGS)
+        assert preview.isError is False
+        approval = (preview.structuredContent or {})["approval"]
+        assert approval["required"] is True
+        assert "-    return 42\n+    return 43" in approval["diff"]
+        observation, note = texts(preview)
+        assert observation.startswith("Nothing was written yet.")
+        assert note.endswith(f'approval_token="{approval["token"]}".')
+        assert httpx.get(file_url, headers=bearer(DEMO_KEY)).content == APP_PY  # nothing written
+        assert httpx.get(changes, headers=bearer(DEMO_KEY)).json()["changes"] == []
+
+        altered = approval["token"][:-2] + ("AA" if not approval["token"].endswith("AA") else "BB")
+        refused = await session.call_tool("replace_in_file", {**WRITE_ARGS, "approval_token": altered})
+        assert refused.isError is True
+        assert httpx.get(file_url, headers=bearer(DEMO_KEY)).content == APP_PY
+
+        wrote = await session.call_tool(
+            "replace_in_file", {**WRITE_ARGS, "approval_token": approval["token"]}
+        )
+        assert (texts(wrote), wrote.isError) == (["Wrote src/app.py (+1 -1 lines)."], False)
+        again = await session.call_tool(
+            "replace_in_file", {**WRITE_ARGS, "approval_token": approval["token"]}
+        )
+        assert texts(again)[0].startswith("Already applied: src/app.py")
+        found = await session.call_tool("code_search", {"query": "main returns 43"})
+    assert httpx.get(file_url, headers=bearer(DEMO_KEY)).content == APP_PY.replace(b"42", b"43")
+    feed = httpx.get(changes, headers=bearer(DEMO_KEY)).json()["changes"]
+    assert [(change["path"], change["origin"]) for change in feed] == [("src/app.py", "tool")]
+    assert "return 43" in texts(found)[0]  # re-indexed before the write answered
+
+
+async def test_the_token_of_a_rest_preview_writes_over_mcp(server: BackgroundServer) -> None:
+    token = execute_action(server, "replace_in_file", WRITE_ARGS)["approval"]["token"]
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        wrote = await session.call_tool("replace_in_file", {**WRITE_ARGS, "approval_token": token})
+    assert texts(wrote) == ["Wrote src/app.py (+1 -1 lines)."]
+
+
+BAD_CALLS = [
+    ("nope", {}, "Error: unknown tool 'nope'. Available tools: "),
+    ("read_file", {"file_path": 3}, "Error: read_file: argument 'file_path'"),
+    ("read_file", {}, "Error: read_file: argument 'file_path': Field required"),
+    ("read_file", {f"a{n}": n for n in range(65)}, "Error: read_file: the call is not valid: "),
+    ("read_file", {"file_path": "../other/secret.txt"}, "Error: "),
+    ("edit_file", {"path": "src/app.py", "content": "x", "approval_token": 7}, "Error: edit_file: the call"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "start"), BAD_CALLS, ids=[str(n) for n in range(len(BAD_CALLS))])
+async def test_a_bad_call_is_an_error_result_and_the_server_stays_up(
+    server: BackgroundServer, tool: str, args: dict[str, Any], start: str
+) -> None:
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        result = await session.call_tool(tool, args)
+        assert result.isError is True
+        assert texts(result)[0].startswith(start), texts(result)
+        assert (await session.call_tool("read_file", {"file_path": "src/app.py"})).isError is False
+
+
+async def test_the_overview_is_a_resource(server: BackgroundServer) -> None:
+    rest = execute_action(server, "project_overview", {})["observation"]
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        resources = (await session.list_resources()).resources
+        assert [str(resource.uri) for resource in resources] == ["reactstep://projects/demo/overview"]
+        contents = (await session.read_resource(resources[0].uri)).contents
+    assert [(content.mimeType, getattr(content, "text", None)) for content in contents] == [
+        ("text/markdown", rest)
+    ]
+
+
+INITIALIZE = rpc(
+    "initialize",
+    {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "status", "code"),
+    [
+        ("/mcp/demo", {}, 401, "unauthorized"),
+        ("/mcp/demo", bearer("rsk_not-a-key-of-this-server"), 401, "unauthorized"),
+        ("/mcp/other", bearer(DEMO_KEY), 403, "forbidden_project"),
+        ("/mcp/nope", bearer(ALL_KEY), 404, "project_not_found"),
+        ("/mcp/..", bearer(ALL_KEY), 404, "not_found"),
+        ("/mcp/demo", {**bearer(DEMO_KEY), "origin": "https://evil.example"}, 403, "forbidden_origin"),
+    ],
+)
+def test_who_and_which_project_are_http_errors_before_mcp(
+    server: BackgroundServer, path: str, headers: dict[str, str], status: int, code: str
+) -> None:
+    response = post_raw(server, path, INITIALIZE, headers)
+    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+    if status == 401:
+        assert response.headers["www-authenticate"] == 'Bearer realm="reactstep"'
+
+
+def test_an_allowed_origin_and_another_projects_key_reach_mcp(server: BackgroundServer) -> None:
+    allowed = post_raw(server, "/mcp/demo", INITIALIZE, {**bearer(DEMO_KEY), "origin": "https://ide.example"})
+    assert allowed.status_code == 200
+    other = post_raw(
+        server,
+        "/mcp/other",
+        rpc("tools/call", {"name": "read_file", "arguments": {"file_path": "secret.txt"}}),
+        bearer(ALL_KEY),
+    )
+    assert other.status_code == 200
+    assert "another tenant" in other.text
+
+
+async def test_the_sdk_client_is_refused_another_project(server: BackgroundServer) -> None:
+    with pytest.raises(Exception) as refused:
+        async with mcp_session(f"{server.url}/mcp/other"):
+            pass
+    assert "403" in repr(refused.value) or "403" in str(refused.value.__cause__)
+
+
+def test_a_batch_oversize_or_deep_body_is_refused_and_nothing_is_written(server: BackgroundServer) -> None:
+    token = execute_action(server, "replace_in_file", WRITE_ARGS)["approval"]["token"]
+    call = rpc(
+        "tools/call", {"name": "replace_in_file", "arguments": {**WRITE_ARGS, "approval_token": token}}
+    )
+    batch = [{**call, "id": n} for n in range(50)]
+    refused = post_raw(server, "/mcp/demo", batch, bearer(DEMO_KEY))
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == -32602  # JSON-RPC: invalid params (one message per POST)
+    big = rpc("tools/call", {"name": "grep", "arguments": {"pattern": "x" * 1_100_000}})
+    too_big = post_raw(server, "/mcp/demo", big, bearer(DEMO_KEY))
+    assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "payload_too_large")
+    deep = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    )
+    too_deep = post_raw(server, "/mcp/demo", deep, bearer(DEMO_KEY))
+    assert (too_deep.status_code, too_deep.json()["error"]["code"]) == (400, "json_too_deep")
+    assert (
+        httpx.get(f"{server.url}/api/projects/demo/files/src/app.py", headers=bearer(DEMO_KEY)).content
+        == APP_PY
+    )
+    assert post_raw(server, "/mcp/demo", INITIALIZE, bearer(DEMO_KEY)).status_code == 200  # still up
+
+
+def test_get_and_delete_are_not_offered(server: BackgroundServer) -> None:
+    for method in ("GET", "DELETE"):
+        response = httpx.request(method, f"{server.url}/mcp/demo", headers=bearer(DEMO_KEY))
+        assert (response.status_code, response.json()["error"]["code"]) == (405, "method_not_allowed")
