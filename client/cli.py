@@ -1,4 +1,4 @@
-"""The `reactstep` command: serve, upload, ask (the reference client) and replay."""
+"""The `reactstep` command: serve, upload, ask (the reference client), replay and mcp."""
 
 import argparse
 import os
@@ -14,6 +14,7 @@ from pydantic_settings import SettingsError
 
 from reactstep.client.console import StepPrinter
 from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
+from reactstep.client.mcp_command import add_mcp_command
 from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
 from reactstep.service.errors import ServiceError
 from reactstep.service.settings import Settings
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_workspace_commands(commands)
     _add_ask_and_replay(commands)
+    add_mcp_command(commands)
 
     hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
     hash_key.add_argument("--projects", default="*", help="comma-separated project globs (default: *)")

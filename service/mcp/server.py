@@ -13,7 +13,8 @@ goes wrong in a call is a result with isError, never a protocol error.
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from io import TextIOWrapper
+from typing import IO, Any
 
 import anyio
 import mcp.types as types
@@ -170,15 +171,16 @@ class HttpTransport:
         await self._sessions.handle_request(scope, receive, send)
 
 
-async def serve_stdio(server: Server[Any, Any]) -> None:
-    """Serve MCP over this process's stdin and stdout until the client closes them."""
-    async with stdio_server() as (read_stream, write_stream):
+async def serve_stdio(server: Server[Any, Any], output: IO[bytes]) -> None:
+    """Serve MCP over stdin and `output` (this process's stdout, kept for the protocol alone)."""
+    stdout = anyio.wrap_file(TextIOWrapper(output, encoding="utf-8"))
+    async with stdio_server(stdout=stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(server: Server[Any, Any]) -> None:
-    """serve_stdio on a new event loop."""
-    anyio.run(serve_stdio, server)
+def run_stdio(server: Server[Any, Any], output: IO[bytes]) -> None:
+    """serve_stdio on a new event loop, until the client closes stdin."""
+    anyio.run(serve_stdio, server, output)
 
 
 def _request(project_id: str, name: str, arguments: dict[str, Any], token: Any) -> ExecuteActionRequest:
