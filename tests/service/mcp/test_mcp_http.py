@@ -288,3 +288,9 @@ def test_get_and_delete_are_not_offered(server: BackgroundServer) -> None:
     for method in ("GET", "DELETE"):
         response = httpx.request(method, f"{server.url}/mcp/demo", headers=bearer(DEMO_KEY))
         assert (response.status_code, response.json()["error"]["code"]) == (405, "method_not_allowed")
+
+
+def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> None:
+    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = post_raw(server, "/mcp/demo", notification, bearer(DEMO_KEY))
+    assert (response.status_code, response.content) == (202, b"")
