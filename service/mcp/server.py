@@ -6,6 +6,7 @@
                     execute_action answer as a result: its observation as text, is_error as isError; a
                     preview adds the token as text and {"approval": ...} as structuredContent
     resources       reactstep://projects/<id>/overview: what the project_overview tool answers
+    prompts         react(question): react_step's system prompt (native tool calling) and the question
 The project is the URL's (streamable HTTP) or the command line's (stdio), never an argument. Whatever
 goes wrong in a call is a result with isError, never a protocol error.
 """
@@ -26,6 +27,7 @@ from pydantic import AnyUrl, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from reactstep.service.errors import ServiceError
+from reactstep.service.mcp.prompt import react_prompt
 from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.version import package_version
 
@@ -43,6 +45,15 @@ INSTRUCTIONS = (
     "Tools over one indexed project. Write tools never write on their first call: it returns the diff "
     "and an approval_token; show the diff, and only once the user agrees repeat the same call with "
     "approval_token to write it."
+)
+
+REACT_PROMPT = types.Prompt(
+    name="react",
+    title="Answer as reactstep's agent",
+    description="reactstep's ReAct system prompt, then your question about the project.",
+    arguments=[
+        types.PromptArgument(name="question", description="What to find out or change.", required=True)
+    ],
 )
 
 
@@ -77,12 +88,26 @@ def build_server(
         answer = await call(_request(project(), "project_overview", {}, None))
         return [ReadResourceContents(answer.observation, "text/markdown")]
 
+    async def list_prompts() -> list[types.Prompt]:
+        return [REACT_PROMPT]
+
+    async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        question = (arguments or {}).get("question", "")
+        if name != REACT_PROMPT.name or not question.strip():
+            raise ValueError("the one prompt is 'react', with a non-empty argument 'question'")
+        text = types.TextContent(type="text", text=react_prompt(question))
+        return types.GetPromptResult(
+            description=REACT_PROMPT.description, messages=[types.PromptMessage(role="user", content=text)]
+        )
+
     # The registry validates arguments itself, with the same messages as execute_action. The SDK's
     # decorator factories without arguments carry no annotations.
     server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
     server.call_tool(validate_input=False)(call_tool)
     server.list_resources()(list_resources)  # type: ignore[no-untyped-call]
     server.read_resource()(read_resource)  # type: ignore[no-untyped-call]
+    server.list_prompts()(list_prompts)  # type: ignore[no-untyped-call]
+    server.get_prompt()(get_prompt)  # type: ignore[no-untyped-call]
     return server
 
 

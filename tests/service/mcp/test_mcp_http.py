@@ -294,3 +294,17 @@ def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> 
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     response = post_raw(server, "/mcp/demo", notification, bearer(DEMO_KEY))
     assert (response.status_code, response.content) == (202, b"")
+
+
+async def test_the_react_prompt_is_the_system_prompt_and_the_question(server: BackgroundServer) -> None:
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        prompts = (await session.list_prompts()).prompts
+        got = await session.get_prompt("react", {"question": "Where is main defined?"})
+    assert [(prompt.name, [a.name for a in prompt.arguments or []]) for prompt in prompts] == [
+        ("react", ["question"])
+    ]
+    [message] = got.messages
+    assert message.role == "user" and isinstance(message.content, TextContent)
+    assert message.content.text.startswith("You are a coding agent.")
+    assert message.content.text.endswith("\n\nQuestion: Where is main defined?")
+    assert "<observation>" in message.content.text
