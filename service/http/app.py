@@ -62,12 +62,9 @@ def create_app(
     remember_server_secrets(runtime.settings)
     install_log_scrubber()
 
-    mcp = open_mcp(runtime)
-
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with mcp.running():  # the task group MCP requests run in
-            yield
+        yield
         runtime.vectors.close()  # releases an embedded store's lock for the next process
 
     app = Starlette(
@@ -81,7 +78,7 @@ def create_app(
         },
     )
     app.state.runtime = runtime
-    app.state.mcp = mcp
+    app.state.mcp = open_mcp(runtime)
     return app
 
 

@@ -13,7 +13,6 @@ goes wrong in a call is a result with isError, never a protocol error.
 
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from io import TextIOWrapper
 from typing import IO, Any
 
@@ -88,18 +87,6 @@ def build_server(
         answer = await call(_request(project(), "project_overview", {}, None))
         return [ReadResourceContents(answer.observation, "text/markdown")]
 
-    async def list_prompts() -> list[types.Prompt]:
-        return [REACT_PROMPT]
-
-    async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
-        question = (arguments or {}).get("question", "")
-        if name != REACT_PROMPT.name or not question.strip():
-            raise ValueError("the one prompt is 'react', with a non-empty argument 'question'")
-        text = types.TextContent(type="text", text=react_prompt(question))
-        return types.GetPromptResult(
-            description=REACT_PROMPT.description, messages=[types.PromptMessage(role="user", content=text)]
-        )
-
     # The registry validates arguments itself, with the same messages as execute_action. The SDK's
     # decorator factories without arguments carry no annotations.
     server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
@@ -109,6 +96,21 @@ def build_server(
     server.list_prompts()(list_prompts)  # type: ignore[no-untyped-call]
     server.get_prompt()(get_prompt)  # type: ignore[no-untyped-call]
     return server
+
+
+async def list_prompts() -> list[types.Prompt]:
+    """prompts/list: the one prompt."""
+    return [REACT_PROMPT]
+
+
+async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    """prompts/get: the ReAct system prompt and the question, as one user message."""
+    question = (arguments or {}).get("question", "")
+    if name != REACT_PROMPT.name or not question.strip():
+        raise ValueError("the one prompt is 'react', with a non-empty argument 'question'")
+    text = types.TextContent(type="text", text=react_prompt(question))
+    message = types.PromptMessage(role="user", content=text)
+    return types.GetPromptResult(description=REACT_PROMPT.description, messages=[message])
 
 
 def mcp_tool(entry: dict[str, Any]) -> types.Tool:
@@ -182,18 +184,24 @@ def overview_resource(project_id: str) -> types.Resource:
 
 
 class HttpTransport:
-    """Streamable HTTP without sessions: every request stands alone, so any replica answers it."""
+    """Streamable HTTP without sessions: every request stands alone, so any replica answers it.
+
+    Each request gets a session manager and task group of its own that end with it: nothing outlives
+    a request, so the app needs no MCP lifespan (and stays usable by servers and test clients that
+    run the lifespan more than once, or never).
+    """
 
     def __init__(self, server: Server[Any, Any], json_response: bool) -> None:
-        self._sessions = StreamableHTTPSessionManager(app=server, stateless=True, json_response=json_response)
-
-    def running(self) -> AbstractAsyncContextManager[None]:
-        """The task group requests run in, for the app's lifespan (once per instance)."""
-        return self._sessions.run()
+        self._server = server
+        self._json_response = json_response
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one MCP request whose caller and project were checked already."""
-        await self._sessions.handle_request(scope, receive, send)
+        sessions = StreamableHTTPSessionManager(
+            app=self._server, stateless=True, json_response=self._json_response
+        )
+        async with sessions.run():
+            await sessions.handle_request(scope, receive, send)
 
 
 async def serve_stdio(server: Server[Any, Any], output: IO[bytes]) -> None:

@@ -647,6 +647,9 @@ MCP_CALLS = {
     "mcp missing project": Call(
         "POST", "/mcp/nope", 404, json=MCP_READ, headers=MCP_ACCEPT, code="project_not_found"
     ),
+    "mcp bad project id": Call(
+        "POST", "/mcp/-x", 422, json=MCP_READ, headers=MCP_ACCEPT, code="validation_failed"
+    ),
     "mcp not accepting JSON": Call("POST", MCP, 406, json=MCP_READ, headers={"accept": "text/html"}),
     "mcp too large": Call(
         "POST", MCP, 413, content=b"x" * 1_000_001, headers=MCP_ACCEPT, code="payload_too_large"

@@ -1,5 +1,6 @@
 """The official MCP SDK client against the real app on uvicorn at 127.0.0.1: /mcp/{project_id}."""
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -188,6 +189,11 @@ BAD_CALLS = [
     ("read_file", {}, "Error: read_file: argument 'file_path': Field required"),
     ("read_file", {f"a{n}": n for n in range(65)}, "Error: read_file: the call is not valid: "),
     ("read_file", {"file_path": "../other/secret.txt"}, "Error: "),
+    (
+        "grep",
+        {"pattern": "x" * 1001},
+        "Error: grep: argument 'pattern': String should have at most 1000 char",
+    ),
     ("edit_file", {"path": "src/app.py", "content": "x", "approval_token": 7}, "Error: edit_file: the call"),
 ]
 
@@ -308,3 +314,30 @@ async def test_the_react_prompt_is_the_system_prompt_and_the_question(server: Ba
     assert message.content.text.startswith("You are a coding agent.")
     assert message.content.text.endswith("\n\nQuestion: Where is main defined?")
     assert "<observation>" in message.content.text
+
+
+async def test_many_calls_at_once_all_answer(server: BackgroundServer) -> None:
+    async with mcp_session(f"{server.url}/mcp/demo") as session:
+        calls = [session.call_tool("read_file", {"file_path": "src/app.py"}) for _ in range(20)]
+        results = await asyncio.gather(*calls)
+    assert {(texts(result)[0].splitlines()[-1], result.isError) for result in results} == {
+        ("    2 |     return 42", False)
+    }
+
+
+def test_an_expired_token_writes_nothing(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "src/app.py", APP_PY)
+    settings = Settings(data_dir=tmp_path, approval_secret="mcp-test-secret", approval_ttl_s=0)
+
+    async def preview_then_approve(url: str) -> CallToolResult:
+        async with mcp_session(f"{url}/mcp/demo") as session:
+            preview = await session.call_tool("replace_in_file", WRITE_ARGS)
+            token = (preview.structuredContent or {})["approval"]["token"]
+            return await session.call_tool("replace_in_file", {**WRITE_ARGS, "approval_token": token})
+
+    with BackgroundServer(create_app(settings, store=store)) as running:
+        refused = asyncio.run(preview_then_approve(running.url))
+    assert refused.isError is True
+    assert "the approval_token expired at " in texts(refused)[0]
+    assert store.get("demo", "src/app.py") == APP_PY
