@@ -1,95 +1,29 @@
-"""The official MCP SDK client against the real app on uvicorn at 127.0.0.1: /mcp/{project_id}."""
+"""The official MCP SDK client against the real app on uvicorn at 127.0.0.1: tools, approvals, resources
+and prompts at /mcp/{project_id}, answering as execute_action does."""
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from reactstep.service.http.app import create_app
-from reactstep.service.http.auth import key_entry
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from tests.service.mcp.served import (
+    APP_PY,
+    DEMO_KEY,
+    WRITE_ARGS,
+    bearer,
+    execute_action,
+    mcp_session,
+    texts,
+)
 
 pytestmark = pytest.mark.anyio
-
-DEMO_KEY = "rsk_mcp-demo-key-0123456789"
-ALL_KEY = "rsk_mcp-every-project-key-0123"
-APP_PY = b"def main():\n    return 42\n"
-WRITE_ARGS = {"path": "src/app.py", "find": "return 42", "replace": "return 43"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=[True, False], ids=["json", "sse"])
-def server(
-    request: pytest.FixtureRequest, tmp_path: Path, local_embedder: LocalEmbedder
-) -> Iterator[BackgroundServer]:
-    """The whole app on a loopback port, projects demo (indexed) and other; MCP answers as JSON or SSE."""
-    store = LocalStore(tmp_path / "objects")
-    store.put("demo", "src/app.py", APP_PY)
-    store.put("demo", "src/util/strings.py", b"def shout(text):\n    return text.upper()\n")
-    store.put("other", "secret.txt", b"another tenant\n")
-    settings = Settings(
-        data_dir=tmp_path,
-        api_keys=[key_entry(DEMO_KEY, "demo"), key_entry(ALL_KEY, "*")],
-        approval_secret="mcp-test-secret",
-        mcp_json_response=request.param,
-        mcp_allowed_origins=["https://ide.example"],
-    )
-    with BackgroundServer(create_app(settings, store=store, embedder=local_embedder)) as running:
-        indexed = httpx.post(f"{running.url}/api/projects/demo/index", headers=bearer(DEMO_KEY), timeout=60)
-        assert indexed.status_code == 200, indexed.text
-        yield running
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"authorization": f"Bearer {key}"}
-
-
-@asynccontextmanager
-async def mcp_session(url: str, key: str = DEMO_KEY) -> AsyncIterator[ClientSession]:
-    async with (
-        httpx.AsyncClient(headers=bearer(key), timeout=60) as http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-def execute_action(server: BackgroundServer, tool: str, args: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    body = {"project_id": "demo", "session_id": "rest", "tool_name": tool, "tool_args": args, **extra}
-    response = httpx.post(f"{server.url}/api/agent/execute_action", json=body, headers=bearer(DEMO_KEY))
-    assert response.status_code == 200, response.text
-    answer: dict[str, Any] = response.json()
-    return answer
-
-
-def texts(result: CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, TextContent)]
-
-
-def rpc(method: str, params: dict[str, Any], ident: int = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
-
-
-def post_raw(server: BackgroundServer, path: str, body: Any, headers: dict[str, str]) -> httpx.Response:
-    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return httpx.post(f"{server.url}{path}", content=content, headers={**accept, **headers}, timeout=30)
 
 
 async def test_tools_are_the_rest_manifest_with_annotations(server: BackgroundServer) -> None:
@@ -218,88 +152,6 @@ async def test_the_overview_is_a_resource(server: BackgroundServer) -> None:
     assert [(content.mimeType, getattr(content, "text", None)) for content in contents] == [
         ("text/markdown", rest)
     ]
-
-
-INITIALIZE = rpc(
-    "initialize",
-    {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-)
-
-
-@pytest.mark.parametrize(
-    ("path", "headers", "status", "code"),
-    [
-        ("/mcp/demo", {}, 401, "unauthorized"),
-        ("/mcp/demo", bearer("rsk_not-a-key-of-this-server"), 401, "unauthorized"),
-        ("/mcp/other", bearer(DEMO_KEY), 403, "forbidden_project"),
-        ("/mcp/nope", bearer(ALL_KEY), 404, "project_not_found"),
-        ("/mcp/..", bearer(ALL_KEY), 404, "not_found"),
-        ("/mcp/demo", {**bearer(DEMO_KEY), "origin": "https://evil.example"}, 403, "forbidden_origin"),
-    ],
-)
-def test_who_and_which_project_are_http_errors_before_mcp(
-    server: BackgroundServer, path: str, headers: dict[str, str], status: int, code: str
-) -> None:
-    response = post_raw(server, path, INITIALIZE, headers)
-    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
-    if status == 401:
-        assert response.headers["www-authenticate"] == 'Bearer realm="reactstep"'
-
-
-def test_an_allowed_origin_and_another_projects_key_reach_mcp(server: BackgroundServer) -> None:
-    allowed = post_raw(server, "/mcp/demo", INITIALIZE, {**bearer(DEMO_KEY), "origin": "https://ide.example"})
-    assert allowed.status_code == 200
-    other = post_raw(
-        server,
-        "/mcp/other",
-        rpc("tools/call", {"name": "read_file", "arguments": {"file_path": "secret.txt"}}),
-        bearer(ALL_KEY),
-    )
-    assert other.status_code == 200
-    assert "another tenant" in other.text
-
-
-async def test_the_sdk_client_is_refused_another_project(server: BackgroundServer) -> None:
-    with pytest.raises(Exception) as refused:
-        async with mcp_session(f"{server.url}/mcp/other"):
-            pass
-    assert "403" in repr(refused.value) or "403" in str(refused.value.__cause__)
-
-
-def test_a_batch_oversize_or_deep_body_is_refused_and_nothing_is_written(server: BackgroundServer) -> None:
-    token = execute_action(server, "replace_in_file", WRITE_ARGS)["approval"]["token"]
-    call = rpc(
-        "tools/call", {"name": "replace_in_file", "arguments": {**WRITE_ARGS, "approval_token": token}}
-    )
-    batch = [{**call, "id": n} for n in range(50)]
-    refused = post_raw(server, "/mcp/demo", batch, bearer(DEMO_KEY))
-    assert refused.status_code == 400
-    assert refused.json()["error"]["code"] == -32602  # JSON-RPC: invalid params (one message per POST)
-    big = rpc("tools/call", {"name": "grep", "arguments": {"pattern": "x" * 1_100_000}})
-    too_big = post_raw(server, "/mcp/demo", big, bearer(DEMO_KEY))
-    assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "payload_too_large")
-    deep = (
-        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
-    )
-    too_deep = post_raw(server, "/mcp/demo", deep, bearer(DEMO_KEY))
-    assert (too_deep.status_code, too_deep.json()["error"]["code"]) == (400, "json_too_deep")
-    assert (
-        httpx.get(f"{server.url}/api/projects/demo/files/src/app.py", headers=bearer(DEMO_KEY)).content
-        == APP_PY
-    )
-    assert post_raw(server, "/mcp/demo", INITIALIZE, bearer(DEMO_KEY)).status_code == 200  # still up
-
-
-def test_get_and_delete_are_not_offered(server: BackgroundServer) -> None:
-    for method in ("GET", "DELETE"):
-        response = httpx.request(method, f"{server.url}/mcp/demo", headers=bearer(DEMO_KEY))
-        assert (response.status_code, response.json()["error"]["code"]) == (405, "method_not_allowed")
-
-
-def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> None:
-    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    response = post_raw(server, "/mcp/demo", notification, bearer(DEMO_KEY))
-    assert (response.status_code, response.content) == (202, b"")
 
 
 async def test_the_react_prompt_is_the_system_prompt_and_the_question(server: BackgroundServer) -> None:
