@@ -1,4 +1,4 @@
-"""The `reactstep` command: serve, the workspace commands (sync, index, pull), ask and replay, hash-key."""
+"""The `reactstep` command: serve, sync, index, pull, ask, replay, mcp and hash-key."""
 
 import argparse
 import logging
@@ -11,6 +11,7 @@ from pydantic_settings import SettingsError
 
 from reactstep.client.agent_commands import LLMNotConfigured, add_agent_commands
 from reactstep.client.loop import ClientError
+from reactstep.client.mcp_command import add_mcp_command
 from reactstep.client.trace import ReplayMismatch
 from reactstep.client.workspace_commands import add_workspace_commands
 from reactstep.service.errors import ServiceError
@@ -63,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_workspace_commands(commands)
     add_agent_commands(commands)
+    add_mcp_command(commands)
 
     hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
     hash_key.add_argument("--projects", default="*", help="comma-separated project globs (default: *)")

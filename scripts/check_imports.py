@@ -24,6 +24,16 @@ FORBIDDEN = [
     ("reactstep.service.step", "reactstep.service.http"),
     ("reactstep.service.workspace", "reactstep.service.http"),
     ("reactstep.service.workspace", "reactstep.service.step"),
+    # MCP sits beside http, over the workspace: nothing beneath it speaks MCP
+    *[
+        (low, "reactstep.service.mcp")
+        for low in (
+            "reactstep.service.step",
+            "reactstep.service.workspace",
+            "reactstep.service.parsing",
+            "reactstep.service.llm",
+        )
+    ],
     *[
         (low, high)
         for low in ("reactstep.service.parsing", "reactstep.service.llm")
@@ -44,6 +54,7 @@ FORBIDDEN = [
         )
         for sub in (
             "reactstep.service.http",
+            "reactstep.service.mcp",
             "reactstep.service.step",
             "reactstep.service.workspace",
             "reactstep.service.parsing",

@@ -13,6 +13,7 @@
     │   └── ForbiddenProvider (400, provider_not_allowed)
     ├── Unauthorized (401, unauthorized)
     ├── ForbiddenProject (403, forbidden_project)
+    ├── ForbiddenOrigin (403, forbidden_origin)
     ├── NotFound (404, not_found)
     │   ├── UnknownProject (404, project_not_found)
     │   └── FileNotFound (404, file_not_found)
@@ -124,6 +125,11 @@ class Unauthorized(ServiceError):
 class ForbiddenProject(ServiceError):
     status = 403
     code = "forbidden_project"
+
+
+class ForbiddenOrigin(ServiceError):
+    status = 403
+    code = "forbidden_origin"
 
 
 class Overloaded(ServiceError):

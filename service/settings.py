@@ -181,8 +181,14 @@ class Settings(BaseSettings):
     )
     cors_origins: list[str] = Field(
         default_factory=list,
-        description="Browser origins (scheme://host[:port]) that may call the API; none: no CORS headers. "
-        "'*' allows any origin; credentials are never allowed, the key travels in Authorization.",
+        description="Browser origins (scheme://host[:port]) that may call the API and /mcp; none: no CORS "
+        "headers, and /mcp refuses any request with an Origin (403). '*' allows any origin; credentials "
+        "are never allowed, the key travels in Authorization.",
+    )
+
+    mcp_json_response: bool = Field(
+        True,
+        description="Answer each MCP POST with one JSON body (true) or a Server-Sent Events stream (false).",
     )
 
     @field_validator("log_level", "log_format", mode="before")

@@ -18,6 +18,7 @@ from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.logs import stamp_request_ids
+from reactstep.service.mcp.http import mcp_endpoint, open_mcp
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
@@ -49,6 +50,7 @@ ROUTES = [
     Route("/version", endpoints.server_version, methods=["GET"]),
     Route("/metrics", endpoints.metrics, methods=["GET"]),
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
+    Route("/mcp/{project_id}", mcp_endpoint, methods=["POST"]),
 ]
 
 
@@ -80,6 +82,7 @@ def create_app(
         exception_handlers={ServiceError: _service_error, HTTPException: _http_error},
     )
     app.state.runtime = runtime
+    app.state.mcp = open_mcp(runtime)
     return app
 
 

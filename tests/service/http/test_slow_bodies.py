@@ -27,6 +27,7 @@ ROUTES = [
     ("PUT", "/api/projects/demo/files/src/new.py", "/api/projects/{project_id}/files/{path}"),
     ("POST", "/api/projects/demo/sync", "/api/projects/{project_id}/sync"),
     ("POST", "/api/projects/demo/index", "/api/projects/{project_id}/index"),
+    ("POST", "/mcp/demo", "/mcp/{project_id}"),
 ]
 
 

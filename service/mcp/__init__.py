@@ -1,0 +1,1 @@
+"""MCP: the tool registry for IDE agents, over streamable HTTP at /mcp/{project_id} and over stdio."""

@@ -1,0 +1,92 @@
+"""/mcp/{project_id}: who calls, from which page, for which project; then the SDK's streamable HTTP.
+
+    POST /mcp/{project_id}
+      AuthMiddleware        no key, or a wrong one: 401 unauthorized (before any MCP handling)
+      AdmissionMiddleware   the body whole and bounded (413, 408), then a slot (503 overloaded)
+      mcp_endpoint          a body over REACTSTEP_MAX_BODY_BYTES: 413 payload_too_large
+                            a browser Origin not allowed: 403 forbidden_origin
+                            a project outside the key's globs: 403 forbidden_project
+                            no such project: 404 project_not_found
+                            arrays and objects nested too deep: 400 json_too_deep
+      HttpTransport         JSON-RPC, one message per POST (a batch is 400), stateless
+GET and DELETE are 405 (the route is POST only): without sessions there is nothing to stream or end.
+"""
+
+import json
+from collections import deque
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+from reactstep.service.errors import ForbiddenOrigin, JSONTooDeep
+from reactstep.service.http.auth import authorize_project
+from reactstep.service.http.bodies import read_limited
+from reactstep.service.limits import check_json_depth
+from reactstep.service.mcp.local import local_caller, local_tools
+from reactstep.service.mcp.server import HttpTransport, build_server
+from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import check_project_id
+from reactstep.service.workspace.projects import require_project
+
+
+def open_mcp(runtime: Runtime) -> HttpTransport:
+    """The MCP server over the runtime's registry, on streamable HTTP; the project is the URL's."""
+    server = build_server(local_tools(runtime), local_caller(runtime))
+    return HttpTransport(server, runtime.settings.mcp_json_response)
+
+
+class McpEndpoint:
+    """The ASGI app of the /mcp/{project_id} route."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        runtime: Runtime = request.app.state.runtime
+        check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
+        project_id = authorize_project(request, check_project_id(request.path_params["project_id"]))
+        if runtime.store.local:
+            require_project(project_id, runtime)
+        else:
+            await run_in_threadpool(require_project, project_id, runtime)
+        body = await read_limited(request, runtime.settings.max_body_bytes)
+        if body.count(b"{") + body.count(b"[") > runtime.settings.max_json_depth:
+            _check_depth(body, runtime.settings.max_json_depth)
+        transport: HttpTransport = request.app.state.mcp
+        await transport.handle(scope, _replay(body, receive), send)
+
+
+mcp_endpoint = McpEndpoint()
+
+
+def check_origin(origin: str | None, allowed: list[str]) -> None:
+    """A browser's request from a page not on the list is refused (DNS rebinding, cross-site calls)."""
+    if origin is None:
+        return  # not a browser: IDE agents and CLIs send no Origin
+    if "*" in allowed:
+        return
+    if origin.rstrip("/").lower() not in {entry.rstrip("/").lower() for entry in allowed}:
+        raise ForbiddenOrigin(
+            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)"
+        )
+
+
+def _check_depth(body: bytes, max_depth: int) -> None:
+    try:
+        payload = json.loads(body)
+    except RecursionError as exc:
+        raise JSONTooDeep(
+            f"the request body nests arrays and objects deeper than {max_depth} levels"
+        ) from exc
+    except ValueError:
+        return  # the SDK answers a parse error
+    check_json_depth(payload, max_depth)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """`receive` for the SDK: the body read here, then the client's own (a disconnect)."""
+    pending: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": False}])
+
+    async def replayed() -> Message:
+        return pending.popleft() if pending else await receive()
+
+    return replayed

@@ -1,0 +1,28 @@
+"""The tools of this process's registry for the MCP server, run by execute_action's own core."""
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from reactstep.service.http.manifest import describe_tools
+from reactstep.service.mcp.server import ToolCall
+from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
+from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
+
+
+def local_tools(runtime: Runtime) -> list[dict[str, Any]]:
+    """The manifest entries GET /api/agent/tools lists."""
+    tools: list[dict[str, Any]] = describe_tools(runtime.registry)["tools"]
+    return tools
+
+
+def local_caller(runtime: Runtime) -> ToolCall:
+    """execute_action for the MCP server: the same core, the same thread rule as the REST endpoint."""
+
+    async def call(request: ExecuteActionRequest) -> ExecuteActionResponse:
+        if runs_on_loop(request, runtime):
+            return run_execute_action(request, runtime)
+        return await run_in_threadpool(run_execute_action, request, runtime)
+
+    return call

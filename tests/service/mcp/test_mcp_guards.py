@@ -1,0 +1,102 @@
+"""What is refused at /mcp/{project_id} before or by the SDK, as HTTP errors: keys, projects, page
+origins, batches, sizes and nesting, methods; and the server stays up."""
+
+import httpx
+import pytest
+
+from reactstep.service.http.serving import BackgroundServer
+from tests.service.mcp.served import (
+    ALL_KEY,
+    APP_PY,
+    DEMO_KEY,
+    WRITE_ARGS,
+    bearer,
+    execute_action,
+    mcp_session,
+    post_raw,
+    rpc,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+INITIALIZE = rpc(
+    "initialize",
+    {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "status", "code"),
+    [
+        ("/mcp/demo", {}, 401, "unauthorized"),
+        ("/mcp/demo", bearer("rsk_not-a-key-of-this-server"), 401, "unauthorized"),
+        ("/mcp/other", bearer(DEMO_KEY), 403, "forbidden_project"),
+        ("/mcp/nope", bearer(ALL_KEY), 404, "project_not_found"),
+        ("/mcp/..", bearer(ALL_KEY), 404, "not_found"),
+        ("/mcp/demo", {**bearer(DEMO_KEY), "origin": "https://evil.example"}, 403, "forbidden_origin"),
+    ],
+)
+def test_who_and_which_project_are_http_errors_before_mcp(
+    server: BackgroundServer, path: str, headers: dict[str, str], status: int, code: str
+) -> None:
+    response = post_raw(server, path, INITIALIZE, headers)
+    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+    if status == 401:
+        assert response.headers["www-authenticate"] == 'Bearer realm="reactstep"'
+
+
+def test_an_allowed_origin_and_another_projects_key_reach_mcp(server: BackgroundServer) -> None:
+    allowed = post_raw(server, "/mcp/demo", INITIALIZE, {**bearer(DEMO_KEY), "origin": "https://ide.example"})
+    assert allowed.status_code == 200
+    other = post_raw(
+        server,
+        "/mcp/other",
+        rpc("tools/call", {"name": "read_file", "arguments": {"file_path": "secret.txt"}}),
+        bearer(ALL_KEY),
+    )
+    assert other.status_code == 200
+    assert "another tenant" in other.text
+
+
+async def test_the_sdk_client_is_refused_another_project(server: BackgroundServer) -> None:
+    with pytest.raises(Exception) as refused:
+        async with mcp_session(f"{server.url}/mcp/other"):
+            pass
+    assert "403" in repr(refused.value) or "403" in str(refused.value.__cause__)
+
+
+def test_a_batch_oversize_or_deep_body_is_refused_and_nothing_is_written(server: BackgroundServer) -> None:
+    token = execute_action(server, "replace_in_file", WRITE_ARGS)["approval"]["token"]
+    call = rpc(
+        "tools/call", {"name": "replace_in_file", "arguments": {**WRITE_ARGS, "approval_token": token}}
+    )
+    batch = [{**call, "id": n} for n in range(50)]
+    refused = post_raw(server, "/mcp/demo", batch, bearer(DEMO_KEY))
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == -32602  # JSON-RPC: invalid params (one message per POST)
+    big = rpc("tools/call", {"name": "grep", "arguments": {"pattern": "x" * 1_100_000}})
+    too_big = post_raw(server, "/mcp/demo", big, bearer(DEMO_KEY))
+    assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "payload_too_large")
+    deep = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    )
+    too_deep = post_raw(server, "/mcp/demo", deep, bearer(DEMO_KEY))
+    assert (too_deep.status_code, too_deep.json()["error"]["code"]) == (400, "json_too_deep")
+    assert (
+        httpx.get(f"{server.url}/api/projects/demo/files/src/app.py", headers=bearer(DEMO_KEY)).content
+        == APP_PY
+    )
+    assert post_raw(server, "/mcp/demo", INITIALIZE, bearer(DEMO_KEY)).status_code == 200  # still up
+
+
+def test_get_and_delete_are_not_offered(server: BackgroundServer) -> None:
+    for method in ("GET", "DELETE"):
+        response = httpx.request(method, f"{server.url}/mcp/demo", headers=bearer(DEMO_KEY))
+        assert (response.status_code, response.json()["error"]["code"]) == (405, "method_not_allowed")
+
+
+def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> None:
+    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = post_raw(server, "/mcp/demo", notification, bearer(DEMO_KEY))
+    assert (response.status_code, response.content) == (202, b"")
