@@ -1,0 +1,84 @@
+"""Nearly-JSON objects, repaired when the repair is unambiguous, and a note saying so.
+
+    strict decode ─ ok ─► value, no note
+        └ fails ─► NaN/Infinity? refused ─► json_repair (missing braces, single quotes, trailing
+          commas, comments, unquoted keys or values) ─► an object of finite values? ─► value + note
+
+Only this module imports json_repair.
+"""
+
+import json
+import math
+from typing import Any
+
+import json_repair
+
+__all__ = ["STRICT_JSON", "decode_at", "decode_object"]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+# NaN and Infinity are not JSON; arguments holding them could not be sent on to a tool.
+STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def decode_object(text: str) -> tuple[Any, str | None]:
+    """The JSON value of text, or the object a repair makes of it; ValueError when neither works."""
+    try:
+        return STRICT_JSON.decode(text), None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        problem = str(exc)
+        if _cut_short(exc, text):
+            raise ValueError(f"{problem}; the JSON ends before its value") from None
+    except ValueError as exc:  # NaN or Infinity, which no repair should turn into a number
+        raise ValueError(str(exc)) from None
+    try:
+        repaired = json_repair.loads(text, skip_json_loads=True)
+    except (ValueError, RecursionError, IndexError):
+        raise ValueError(problem) from None
+    if not isinstance(repaired, dict) or not repaired or not _finite(repaired):
+        raise ValueError(problem)
+    return repaired, f"The JSON was not valid ({problem}); it was repaired."
+
+
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    """Whether the text stops inside a string or before a value: a guess would invent the rest."""
+    if exc.msg.startswith("Unterminated string"):
+        return True
+    return exc.msg == "Expecting value" and exc.pos >= len(text.rstrip())
+
+
+def _finite(value: Any) -> bool:
+    """Whether no number in value is NaN or infinite (iterative: the value may nest deeply)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
+    """The JSON value starting at pos, where it ends, and a note when it took a repair.
+
+    A value that does not decode is repaired up to the fence that closes it, else the end of text.
+    """
+    try:
+        value, end = STRICT_JSON.raw_decode(text, pos)
+        return value, end, None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except ValueError:
+        pass
+    fence = text.find("```", pos)
+    end = len(text) if fence < 0 else fence
+    value, note = decode_object(text[pos:end].rstrip())
+    return value, end, note
