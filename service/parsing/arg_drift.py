@@ -86,6 +86,7 @@ def _fits(value: Any, types: set[str]) -> bool:
     if isinstance(value, bool):
         return "boolean" in types
     checks = {
+        "boolean": False,  # a bool returned above
         "string": isinstance(value, str),
         "integer": isinstance(value, int),
         "number": isinstance(value, int | float),

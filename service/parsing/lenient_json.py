@@ -78,7 +78,31 @@ def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
         raise ValueError("the JSON is nested too deeply") from None
     except ValueError:
         pass
-    fence = text.find("```", pos)
-    end = len(text) if fence < 0 else fence
+    end = _object_end(text, pos)
     value, note = decode_object(text[pos:end].rstrip())
     return value, end, note
+
+
+def _object_end(text: str, pos: int) -> int:
+    """Just past the brace closing the one at pos (quotes of either kind respected); when none
+    closes it, the fence that follows, else the end of text."""
+    depth, quote, i = 0, "", pos
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote or char == "\n":
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif text.startswith("```", i):
+            return i
+        i += 1
+    return len(text)

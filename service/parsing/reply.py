@@ -73,7 +73,8 @@ def parse_reply(
             "Reply with a short Thought and one Action."
         )
     body, echo = _without_echo(text)
-    body = _without_made_up_observation(body)
+    body, cut = _without_made_up_observation(body)
+    echo += cut
     try:
         steps, problem = _read(body, tools)
         step, thought = _choose(body, steps, problem)
@@ -98,13 +99,24 @@ def _without_echo(text: str) -> tuple[str, tuple[str, ...]]:
     return rest, ("The reply began with an echo of the last Observation; it was left out.",)
 
 
-def _without_made_up_observation(text: str) -> str:
-    """The reply up to the first "Observation:" that follows an action: the model must wait for it."""
+def _without_made_up_observation(text: str) -> tuple[str, tuple[str, ...]]:
+    """The reply up to the first "Observation:" that follows an action: the model must wait for it.
+
+    A last line that is the start of "Observation:" (a stop sequence cut it) goes too, with a note.
+    """
     action = _ACTION_START.search(text)
     if action is None:
-        return text
+        return text, ()
     observation = OBSERVATION.search(text, action.end())
-    return text if observation is None else text[: observation.start()]
+    if observation is not None:
+        return text[: observation.start()], ()
+    last_line = text.rstrip()[text.rstrip().rfind("\n") + 1 :]
+    word = last_line.strip().lower()
+    if len(word) >= 3 and "observation:".startswith(word) and len(text) - len(last_line) > action.end():
+        return text.rstrip()[: -len(last_line)], (
+            f"The unfinished {last_line.strip()!r} ending the reply was dropped.",
+        )
+    return text, ()
 
 
 def _read(body: str, tools: Mapping[str, Any]) -> tuple[list[Step], str]:

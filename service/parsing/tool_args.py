@@ -10,6 +10,7 @@ sentence; bind() gives clauses that the caller prefixes with the tool's name.
 """
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from reactstep.service.parsing.arg_drift import Aliases, fix_drift
 from reactstep.service.parsing.call_syntax import MAX_NESTING
-from reactstep.service.parsing.lenient_json import STRICT_JSON, decode_object
+from reactstep.service.parsing.lenient_json import STRICT_JSON, decode_at, decode_object
 from reactstep.tools.recent import Recent
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 _MAX_PROBLEMS = 4
+# LlamaIndex-style drift: the JSON input wrapped in the name of a tool class, e.g. SearchTool({...}).
+_WRAPPED = re.compile(r"([A-Za-z_]\w*)\((\{.*\})\)", re.DOTALL)
 _BAD_ARGUMENTS = '"arguments" must be a JSON object (or a string holding one).'
 
 
@@ -83,18 +86,25 @@ def input_value(content: str) -> Any:
 def input_value_noted(content: str) -> tuple[Any, tuple[str, ...]]:
     """The value of an Action Input (a JSON object, a JSON string, or else the plain text), with notes.
 
-    An object that is nearly JSON is repaired (lenient_json.py); braces around words with no
-    "key: value" in them are plain text, as is a quoted string missing its closing quote.
+    An object that is nearly JSON is repaired (lenient_json.py), and text after it dropped;
+    braces around words with no "key: value" in them are plain text, as is a quoted string
+    missing its closing quote.
     """
-    if content.startswith("{") and content.endswith("}") and ":" in content:
+    notes: tuple[str, ...] = ()
+    wrapped = _WRAPPED.fullmatch(content)
+    if wrapped:
+        content = wrapped[2]
+        notes = (f"The Action Input wrapped its JSON in {wrapped[1]}(...); the JSON inside was used.",)
+    if content.startswith("{") and ":" in content:
         try:
-            value, note = decode_object(content)
-        except ValueError as exc:
+            value, end, note = decode_at(content, 0)
+        except (ValueError, RecursionError) as exc:
             raise ArgumentError(f"Action Input is not a valid JSON object ({exc}).") from None
-        return value, (note,) if note else ()
-    if content.startswith("{") and ":" in content and content.count("{") > content.count("}"):
-        value, note = decode_object(content)  # a missing closing brace
-        return value, (note,) if note else ()
+        notes += (note,) if note else ()
+        rest = content[end:].strip()
+        if rest:
+            notes += (f"Text after the Action Input's JSON was dropped: {_shorten(rest, 40)!r}.",)
+        return value, notes
     if content.startswith('"'):
         try:
             decoded = STRICT_JSON.decode(content)
@@ -103,7 +113,7 @@ def input_value_noted(content: str) -> tuple[Any, tuple[str, ...]]:
                 return content[1:].strip(), ("The unbalanced quote opening the Action Input was dropped.",)
             return content, ()
         return (decoded, ()) if isinstance(decoded, str) else (content, ())
-    return content, ()
+    return content, notes
 
 
 def arguments_value(value: Any) -> Any:

@@ -37,6 +37,10 @@ _GAP = re.compile(r"[\s`]*")
 _BACKTICKS = re.compile(r"`*")
 _CHAINED = re.compile(r"\.[A-Za-z_]|[(\[]")
 _FENCE_OPEN = re.compile(r"```(?:[\w+-]*+[ \t]*+\n|(?:json)?(?=\s*[\[{]))", re.IGNORECASE)
+# LlamaIndex drift: "Action: add (add two numbers)" with an "Action Input:" on the next line.
+_INPUT_LABEL_AHEAD = rf"(?=[ \t`*]*\n\s*`?{BOLD}{SP}action[ \t_]*+input{SP}{BOLD}{SP}:)"
+_DESCRIBED_NAME = re.compile(rf"({TOOL_NAME.pattern})[ \t]+(\([^()\n]*\)){_INPUT_LABEL_AHEAD}", re.IGNORECASE)
+_DESCRIPTION = re.compile(r"\([^()\n]*\)")
 _EMPHASIS = re.compile(r"^(\*{1,2}|_{2})\s*(.*?)\s*(?:\1)?$", re.DOTALL)
 
 
@@ -86,6 +90,11 @@ def _locate_action(body: str, start: int, label_end: int, tools: Mapping[str, An
         if step is None:
             raise FormatError('A JSON action needs "action" and "action_input" keys.')
         return step
+    described = _DESCRIBED_NAME.match(body, pos)
+    if described:
+        note = f"The description after the tool name was dropped: {described[2]!r}."
+        step = _named_action(body, start, described.start(2), tools, described[1])
+        return Step(step.start, step.end, step.raw, step.tool, step.given, step.final, (note, *step.notes))
     if is_call_start(body, pos):
         call = parse_call(body, pos)
         if _CHAINED.match(body, call.end):
@@ -96,11 +105,18 @@ def _locate_action(body: str, start: int, label_end: int, tools: Mapping[str, An
     return _named_action(body, start, pos, tools)
 
 
-def _named_action(body: str, start: int, pos: int, tools: Mapping[str, Any]) -> Step:
+def _named_action(
+    body: str, start: int, pos: int, tools: Mapping[str, Any], described: str | None = None
+) -> Step:
     """LangChain style: "Action: name" alone on its line, then an optional "Action Input:"."""
-    name = FINAL_NAME.match(body, pos) or TOOL_NAME.match(body, pos)
+    name = (
+        _DESCRIPTION.match(body, pos)
+        if described
+        else FINAL_NAME.match(body, pos) or TOOL_NAME.match(body, pos)
+    )
     if name is None or not _LINE_END.match(body, name.end()):
         raise FormatError('After "Action:" write one tool call, e.g. Action: tool_name(arg="value").')
+    tool = described or name.group()
     end, value = name.end(), None
     notes: tuple[str, ...] = ()
     label = LABEL.search(body, end)
@@ -110,7 +126,7 @@ def _named_action(body: str, start: int, pos: int, tools: Mapping[str, Any]) -> 
         text, notes = _unwrap(body[label.end() : end])
         value, more = input_value_noted(text)
         notes += more
-    return value_step(name.group(), value, (start, end), body[start:end].strip(), tools, notes)
+    return value_step(tool, value, (start, end), body[start:end].strip(), tools, notes)
 
 
 def _unwrap(text: str) -> tuple[str, tuple[str, ...]]:
@@ -121,6 +137,8 @@ def _unwrap(text: str) -> tuple[str, tuple[str, ...]]:
         return text[fence.end() :].rstrip().removesuffix("```").strip(), ()
     if len(text) >= 2 and text[0] == text[-1] == "`":
         return text[1:-1].strip(), ()
+    if text.endswith(("**", "__")) and text.count(text[-2:]) == 1:  # the label took the opening one
+        return text[:-2].rstrip(), ("Markdown emphasis around the Action Input was dropped.",)
     emphasis = _EMPHASIS.match(text)
     if emphasis:
         return emphasis[2], ("Markdown emphasis around the Action Input was dropped.",)

@@ -18,7 +18,7 @@ NAME_KEYS = ("action", "name", "tool", "tool_name", "function")
 INPUT_KEYS = ("action_input", "arguments", "parameters", "params", "tool_input", "input", "args")
 _TEXT_KEYS = ("action_input", "tool_input")  # inputs that are plain text by design
 # Where a JSON object may start an action: its first key is one of the above.
-BLOB_START = re.compile(r'\{\s*"(?:' + "|".join(NAME_KEYS + INPUT_KEYS + ("type",)) + r')"\s*:')
+BLOB_START = re.compile(r"""\{\s*(["'])(?:""" + "|".join(NAME_KEYS + INPUT_KEYS + ("type",)) + r")\1\s*:")
 
 
 def blob_step(
