@@ -1,8 +1,12 @@
 """Nearly-JSON objects, repaired when the repair is unambiguous, and a note saying so.
 
     strict decode ─ ok ─► value, no note
-        └ fails ─► NaN/Infinity? refused ─► json_repair (missing braces, single quotes, trailing
-          commas, comments, unquoted keys or values) ─► an object of finite values? ─► value + note
+        └ fails ─► NaN/Infinity, or cut off inside a string or before a value? refused
+          ─► a Python literal (single quotes, trailing commas, True/None), read by call_syntax's
+             literal walker: fast, and nothing evaluated
+          ─► json_repair (missing braces, comments, unquoted keys or values), up to
+             MAX_REPAIR_CHARS: it reads a character at a time (~3 ms per KB)
+          ─► an object of finite values? ─► value + note
 
 Only this module imports json_repair.
 """
@@ -13,7 +17,11 @@ from typing import Any
 
 import json_repair
 
-__all__ = ["STRICT_JSON", "decode_at", "decode_object"]
+from reactstep.service.parsing.call_syntax import CallSyntaxError, parse_call
+
+__all__ = ["MAX_REPAIR_CHARS", "STRICT_JSON", "decode_at", "decode_object"]
+
+MAX_REPAIR_CHARS = 16_000
 
 
 def _reject_constant(name: str) -> Any:
@@ -36,6 +44,11 @@ def decode_object(text: str) -> tuple[Any, str | None]:
             raise ValueError(f"{problem}; the JSON ends before its value") from None
     except ValueError as exc:  # NaN or Infinity, which no repair should turn into a number
         raise ValueError(str(exc)) from None
+    literal = _python_literal(text)
+    if literal is not None:
+        return literal, f"The JSON was not valid ({problem}); it was read as a Python literal."
+    if len(text) > MAX_REPAIR_CHARS:
+        raise ValueError(f"{problem}; at {len(text)} characters it is too long to repair")
     try:
         repaired = json_repair.loads(text, skip_json_loads=True)
     except (ValueError, RecursionError, IndexError):
@@ -43,6 +56,18 @@ def decode_object(text: str) -> tuple[Any, str | None]:
     if not isinstance(repaired, dict) or not repaired or not _finite(repaired):
         raise ValueError(problem)
     return repaired, f"The JSON was not valid ({problem}); it was repaired."
+
+
+def _python_literal(text: str) -> dict[str, Any] | None:
+    """The dict a Python-literal spelling of an object gives, if it is exactly one."""
+    try:
+        call = parse_call(f"_({text})", 0)
+    except CallSyntaxError:
+        return None
+    if call.end != len(text) + 3 or call.keywords or len(call.positional) != 1:
+        return None
+    value = call.positional[0]
+    return value if isinstance(value, dict) and value and _finite(value) else None
 
 
 def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:

@@ -453,7 +453,7 @@ REPAIRED = [
             None,
             (
                 "The JSON was not valid (Expecting property name enclosed in double quotes: "
-                "line 1 column 19 (char 18)); it was repaired.",
+                "line 1 column 19 (char 18)); it was read as a Python literal.",
             ),
         ),
         id="trailing-comma",
