@@ -70,13 +70,16 @@ def pass_rates(schemas: dict[str, Any], aliases: dict[str, Any]) -> None:
 
 
 def shaped(size: int) -> dict[str, str]:
+    """Replies of about `size` characters; the JSON ones are half thought, half file content."""
     thought = (PROSE * (size // len(PROSE) + 1))[:size]
-    half = thought[: size // 2]  # the JSON shapes: half thought, half file content
+    half = thought[: size // 2]
+    small = half[:12_000]  # json-repair only works on objects up to MAX_REPAIR_CHARS
+    create = '"action": "create_file", "action_input": {"path": "a.md", '
     return {
         "text action": f'Thought: {thought}\nAction: read_file(file_path="src/app.py", start_line=1)',
-        "json blob": f'{half}\n```json\n{{"action": "create_file", "action_input": {{"path": "a.md", "content": "{half}"}}}}\n```',
-        "python literal": f"{half}\n```json\n{{'action': 'create_file', 'action_input': {{'path': 'a.md', 'content': '{half}',}},}}\n```",
-        "json_repair": f'{half}\n```json\n{{"action": "create_file", "action_input": {{"path": "a.md", /* new */ "content": "{half[:6000]}"}}\n```',
+        "json blob": f'{half}\n```json\n{{{create}"content": "{half}"}}}}\n```',
+        "python literal": f"{half}\n```json\n{{{create}'content': '{half}',}},}}\n```".replace('"', "'"),
+        "json_repair": f'{half}\n```json\n{{{create}/* new */ "content": "{small}"}}\n```',
         "final answer": f"Thought: done\nFinal Answer: {thought}",
     }
 
@@ -91,8 +94,9 @@ def timings(schemas: dict[str, Any], aliases: dict[str, Any], rounds: int) -> No
                 samples.append((time.perf_counter() - started) * 1000)
             p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
             kb = len(text.encode()) / 1024
+            per_kb = p50 / kb
             print(
-                f"{kb:6.1f} KB {shape:<14} p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  ({p50 / kb:.4f} ms/KB at p50)"
+                f"{kb:6.1f} KB {shape:<14} p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  ({per_kb:.4f} ms/KB at p50)"
             )
 
 
