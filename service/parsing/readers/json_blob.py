@@ -13,7 +13,8 @@ from reactstep.service.parsing.readers.shapes import BLOB_START, blob_step
 from reactstep.service.parsing.steps import Step, in_spans
 from reactstep.service.parsing.text_parts import complaint_at
 
-_MAX_BAD_BLOBS = 20
+# Each failed blob may be repaired (json-repair reads ~3 ms per KB); hostile input repeats them.
+_MAX_BAD_BLOBS = 5
 
 
 def read(body: str, taken: list[Step], tools: Mapping[str, Any]) -> Reading:

@@ -41,7 +41,6 @@ _FENCE_OPEN = re.compile(r"```(?:[\w+-]*+[ \t]*+\n|(?:json)?(?=\s*[\[{]))", re.I
 _INPUT_LABEL_AHEAD = rf"(?=[ \t`*]*\n\s*`?{BOLD}{SP}action[ \t_]*+input{SP}{BOLD}{SP}:)"
 _DESCRIBED_NAME = re.compile(rf"({TOOL_NAME.pattern})[ \t]+(\([^()\n]*\)){_INPUT_LABEL_AHEAD}", re.IGNORECASE)
 _DESCRIPTION = re.compile(r"\([^()\n]*\)")
-_EMPHASIS = re.compile(r"^(\*{1,2}|_{2})\s*(.*?)\s*(?:\1)?$", re.DOTALL)
 
 
 def read(body: str, taken: list[Step], tools: Mapping[str, Any]) -> Reading:
@@ -139,7 +138,8 @@ def _unwrap(text: str) -> tuple[str, tuple[str, ...]]:
         return text[1:-1].strip(), ()
     if text.endswith(("**", "__")) and text.count(text[-2:]) == 1:  # the label took the opening one
         return text[:-2].rstrip(), ("Markdown emphasis around the Action Input was dropped.",)
-    emphasis = _EMPHASIS.match(text)
-    if emphasis:
-        return emphasis[2], ("Markdown emphasis around the Action Input was dropped.",)
+    marker = text[:2] if text.startswith(("**", "__")) else text[:1] if text.startswith("*") else ""
+    if marker:
+        inner = text[len(marker) :].removesuffix(marker).strip()
+        return inner, ("Markdown emphasis around the Action Input was dropped.",)
     return text, ()

@@ -25,10 +25,7 @@ _OPEN = re.compile(
 )
 _TOOL_NAME = re.compile(r"\s*([\w.-]+)\s*</tool>\s*", re.IGNORECASE)
 _INPUT_OPEN = re.compile(r"<tool_input>", re.IGNORECASE)
-_PARAMETER = re.compile(
-    r"<parameter(?:=(?P<eq>[\w.-]+)|\s+name=\"(?P<attr>[\w.-]+)\")\s*>(?P<value>.*?)</parameter>",
-    re.IGNORECASE | re.DOTALL,
-)
+_PARAMETER = re.compile(r"<parameter(?:=(?P<eq>[\w.-]+)|\s+name=\"(?P<attr>[\w.-]+)\")\s*>", re.IGNORECASE)
 
 
 def read(body: str, taken: list[Step], tools: Mapping[str, Any]) -> Reading:
@@ -56,10 +53,7 @@ def _step(body: str, match: re.Match[str], tools: Mapping[str, Any]) -> Step | N
     name = match["function"] or match["invoke"]
     closing = "</function>" if match["function"] else "</invoke>"
     inner, end = _until(body, match.end(), closing)
-    args = {
-        parameter["eq"] or parameter["attr"]: _parameter_value(parameter["value"])
-        for parameter in _PARAMETER.finditer(inner)
-    }
+    args = _parameters(inner)
     return Step(start, end, body[start:end].strip(), name, ToolInput(keywords=args))
 
 
@@ -83,6 +77,18 @@ def _until(body: str, pos: int, closing: str) -> tuple[str, int]:
     if close is None:
         return body[pos:], len(body)
     return body[pos : close.start()], close.end()
+
+
+def _parameters(inner: str) -> dict[str, str]:
+    """The <parameter> values, each up to its closing tag (one pass: unclosed tags end the scan)."""
+    args, pos = {}, 0
+    while (opened := _PARAMETER.search(inner, pos)) is not None:
+        close = inner.find("</parameter>", opened.end())
+        if close < 0:
+            break
+        args[opened["eq"] or opened["attr"]] = _parameter_value(inner[opened.end() : close])
+        pos = close + len("</parameter>")
+    return args
 
 
 def _parameter_value(text: str) -> str:
