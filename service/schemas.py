@@ -19,7 +19,8 @@ from reactstep.service.errors import ValidationFailed
 PROJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN)]
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+# The names OpenAI-compatible providers accept for a function, hyphens and leading digits included.
+ToolName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{1,64}$")]
 Status = Literal[
     "action_proposed",
     "final_answer",

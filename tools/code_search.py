@@ -95,5 +95,13 @@ SPEC = ToolSpec(
     args_model=CodeSearchArgs,
     run=code_search,
     example='code_search(query="user authentication functions")',
+    aliases={
+        "q": "query",
+        "search": "query",
+        "search_query": "query",
+        "text": "query",
+        "directory": "path",
+        "folder": "path",
+    },
     uses_index=True,
 )

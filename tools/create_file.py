@@ -38,6 +38,14 @@ SPEC = ToolSpec(
     args_model=CreateFileArgs,
     run=create_file,
     example='create_file(path="docs/notes.md", content="# Notes\\n")',
+    aliases={
+        "file_path": "path",
+        "filepath": "path",
+        "file": "path",
+        "filename": "path",
+        "file_text": "content",
+        "text": "content",
+    },
     read_only=False,
     requires_approval=True,
 )

@@ -39,6 +39,15 @@ SPEC = ToolSpec(
     args_model=EditFileArgs,
     run=edit_file,
     example='edit_file(path="README.md", content="# Demo\\n\\nA small demo project.\\n")',
+    aliases={
+        "file_path": "path",
+        "filepath": "path",
+        "file": "path",
+        "filename": "path",
+        "new_content": "content",
+        "file_text": "content",
+        "text": "content",
+    },
     read_only=False,
     requires_approval=True,
 )

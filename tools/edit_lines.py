@@ -103,6 +103,7 @@ SPEC = ToolSpec(
     args_model=EditLinesArgs,
     run=edit_lines,
     example='edit_lines(path="src/app.py", operation="replace", start_line=2, content="    return 43")',
+    aliases={"file_path": "path", "filepath": "path", "file": "path"},
     read_only=False,
     requires_approval=True,
 )

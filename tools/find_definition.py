@@ -191,4 +191,11 @@ SPEC = ToolSpec(
     args_model=FindDefinitionArgs,
     run=find_definition,
     example='find_definition(symbol="UserService.get_user")',
+    aliases={
+        "name": "symbol",
+        "symbol_name": "symbol",
+        "identifier": "symbol",
+        "path": "file",
+        "file_path": "file",
+    },
 )

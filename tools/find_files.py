@@ -72,4 +72,12 @@ SPEC = ToolSpec(
     args_model=FindFilesArgs,
     run=find_files,
     example='find_files(pattern="**/*.py", exclude=["tests"])',
+    aliases={
+        "glob": "pattern",
+        "glob_pattern": "pattern",
+        "file_pattern": "pattern",
+        "name": "pattern",
+        "directory": "path",
+        "dir": "path",
+    },
 )

@@ -134,4 +134,5 @@ SPEC = ToolSpec(
     args_model=FindImportersArgs,
     run=find_importers,
     example='find_importers(module="app.models", symbol="User")',
+    aliases={"module_name": "module", "name": "symbol"},
 )

@@ -207,4 +207,14 @@ SPEC = ToolSpec(
     args_model=GrepArgs,
     run=grep,
     example='grep(pattern="def main", path="src", glob="*.py")',
+    aliases={
+        "regex": "pattern",
+        "query": "pattern",
+        "search": "pattern",
+        "file_path": "path",
+        "directory": "path",
+        "dir": "path",
+        "include": "glob",
+        "file_pattern": "glob",
+    },
 )

@@ -98,4 +98,12 @@ SPEC = ToolSpec(
     args_model=ListFilesArgs,
     run=list_files,
     example='list_files(path="src", recursive=false)',
+    aliases={
+        "dir": "path",
+        "directory": "path",
+        "folder": "path",
+        "dir_path": "path",
+        "directory_path": "path",
+        "folder_path": "path",
+    },
 )

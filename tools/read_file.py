@@ -108,5 +108,16 @@ SPEC = ToolSpec(
     args_model=ReadFileArgs,
     run=read_file,
     example='read_file(file_path="src/models/user.py")',
+    aliases={
+        "path": "file_path",
+        "filepath": "file_path",
+        "file": "file_path",
+        "filename": "file_path",
+        "file_name": "file_path",
+        "start": "start_line",
+        "line_start": "start_line",
+        "end": "end_line",
+        "line_end": "end_line",
+    },
     reads_one_file=True,
 )

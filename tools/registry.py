@@ -8,8 +8,8 @@ execute(name, raw_args, context)
                              StoreUnavailable propagates: the service answers 503
 """
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -67,6 +67,8 @@ class ToolSpec:
     # The call reads one stored file and nothing else: when it succeeds the project exists, and on
     # a local store it is light enough to run on the event loop.
     reads_one_file: bool = False
+    # Argument names models carry over from other tools' spellings -> the parameter they mean.
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, without pydantic's titles."""
@@ -100,6 +102,10 @@ class ToolRegistry:
     def schemas(self) -> dict[str, dict[str, Any]]:
         """Tool name -> JSON Schema of its arguments."""
         return {spec.name: spec.json_schema() for spec in self._specs.values()}
+
+    def aliases(self) -> dict[str, Mapping[str, str]]:
+        """Tool name -> the argument aliases it declares."""
+        return {spec.name: spec.aliases for spec in self._specs.values() if spec.aliases}
 
     def execute(self, name: str, raw_args: dict[str, Any], context: ToolContext) -> Observation:
         """Run one tool call; a failure the model can fix comes back as an error observation."""

@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 
 MAX_NESTING = 20
 
-TOOL_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_][\w.\-]*")
 _CALL_HEAD = re.compile(rf"({TOOL_NAME.pattern})[ \t]*\(")
 # JSON spellings are common drift; they read as the Python constants they mean.
 _JSON_NAMES: dict[str, Any] = {"true": True, "false": False, "null": None}

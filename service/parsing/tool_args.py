@@ -1,35 +1,42 @@
 """A tool call's arguments: from the forms a reply writes them in to a dict valid for the tool.
 
     call literals | Action Input text | JSON "action_input" / "arguments" ─► ToolInput
-    ToolInput.bind(schema) ─► plain text to the only, else the first required, parameter
-        ─► positional ones in property order ─► nesting limit ─► names ─► jsonschema
+    ToolInput.bind_noted(schema, aliases) ─► a lone value (text, number, list) to the only, else the
+        first required, parameter ─► positional ones in property order ─► nesting limit
+        ─► names and types that drifted (arg_drift.py, each with a note) ─► jsonschema
 
 Every complaint is an ArgumentError addressed to the model: reading an input gives a whole
 sentence; bind() gives clauses that the caller prefixes with the tool's name.
 """
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from reactstep.service.parsing.arg_drift import Aliases, fix_drift
 from reactstep.service.parsing.call_syntax import MAX_NESTING
+from reactstep.service.parsing.lenient_json import STRICT_JSON, decode_at, decode_object
 from reactstep.tools.recent import Recent
 
-__all__ = ["STRICT_JSON", "ArgumentError", "ToolInput", "arguments_value", "input_value", "tool_input"]
+__all__ = [
+    "STRICT_JSON",
+    "ArgumentError",
+    "ToolInput",
+    "arguments_value",
+    "arguments_value_noted",
+    "input_value",
+    "input_value_noted",
+    "tool_input",
+]
 
 _MAX_PROBLEMS = 4
+# LlamaIndex-style drift: the JSON input wrapped in the name of a tool class, e.g. SearchTool({...}).
+_WRAPPED = re.compile(r"([A-Za-z_]\w*)\((\{.*\})\)", re.DOTALL)
 _BAD_ARGUMENTS = '"arguments" must be a JSON object (or a string holding one).'
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed in JSON")
-
-
-# NaN and Infinity are not JSON; arguments holding them could not be sent on to a tool.
-STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 class ArgumentError(ValueError):
@@ -42,55 +49,94 @@ class ToolInput:
 
     positional: tuple[Any, ...] = ()
     keywords: Mapping[str, Any] = field(default_factory=dict)
-    text: str | None = None
+    # One value given without a name: plain text, or a JSON number, boolean or list.
+    text: Any = None
+    notes: tuple[str, ...] = ()  # repairs made while reading the input
 
     def bind(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments by name, valid for the schema; plain text fills one parameter."""
+        return self.bind_noted(schema)[0]
+
+    def bind_noted(
+        self, schema: Mapping[str, Any], aliases: Aliases | None = None
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The arguments by name, valid for the schema, and a note for each repair it took."""
+        notes = list(self.notes)
         if self.text is not None:
-            args = {_text_parameter(schema): self.text}
+            name = _text_parameter(schema)
+            args = {name: self.text}
+            if not isinstance(self.text, str):
+                notes.append(f"The input {_shorten(json.dumps(self.text), 40)} was given to '{name}'.")
         else:
             args = _by_name(schema, self.positional, self.keywords)
         if _too_deep(args):
             raise ArgumentError(f"arguments are nested more than {MAX_NESTING} levels deep")
+        args, drift = fix_drift(args, schema, aliases or {})
         problems = _problems(args, schema)
         if problems:
             raise ArgumentError("; ".join(problems))
-        return args
+        return args, notes + drift
 
 
 def input_value(content: str) -> Any:
     """The value of an Action Input: a JSON object, a JSON string, or else the plain text itself."""
-    if content.startswith("{") and content.endswith("}"):
+    return input_value_noted(content)[0]
+
+
+def input_value_noted(content: str) -> tuple[Any, tuple[str, ...]]:
+    """The value of an Action Input (a JSON object, a JSON string, or else the plain text), with notes.
+
+    An object that is nearly JSON is repaired (lenient_json.py), and text after it dropped;
+    braces around words with no "key: value" in them are plain text, as is a quoted string
+    missing its closing quote.
+    """
+    notes: tuple[str, ...] = ()
+    wrapped = _WRAPPED.fullmatch(content)
+    if wrapped:
+        content = wrapped[2]
+        notes = (f"The Action Input wrapped its JSON in {wrapped[1]}(...); the JSON inside was used.",)
+    if content.startswith("{") and ":" in content:
         try:
-            return STRICT_JSON.decode(content)
+            value, end, note = decode_at(content, 0)
         except (ValueError, RecursionError) as exc:
             raise ArgumentError(f"Action Input is not a valid JSON object ({exc}).") from None
+        notes += (note,) if note else ()
+        rest = content[end:].strip()
+        if rest:
+            notes += (f"Text after the Action Input's JSON was dropped: {_shorten(rest, 40)!r}.",)
+        return value, notes
     if content.startswith('"'):
         try:
             decoded = STRICT_JSON.decode(content)
         except (ValueError, RecursionError):
-            return content
-        return decoded if isinstance(decoded, str) else content
-    return content
+            if content.count('"') == 1:
+                return content[1:].strip(), ("The unbalanced quote opening the Action Input was dropped.",)
+            return content, ()
+        return (decoded, ()) if isinstance(decoded, str) else (content, ())
+    return content, notes
 
 
 def arguments_value(value: Any) -> Any:
-    """The "arguments" of a function-call blob; APIs often send them JSON-encoded."""
-    if isinstance(value, str):
+    """The "arguments" of a function-call blob; APIs often send them JSON-encoded, or as a lone value."""
+    return arguments_value_noted(value)[0]
+
+
+def arguments_value_noted(value: Any) -> tuple[Any, tuple[str, ...]]:
+    """The "arguments" of a function-call blob, and a note when its JSON text took a repair."""
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
         try:
-            value = STRICT_JSON.decode(value)
-        except (ValueError, RecursionError):
-            raise ArgumentError(_BAD_ARGUMENTS) from None
-    if value is not None and not isinstance(value, dict):
-        raise ArgumentError(_BAD_ARGUMENTS)
-    return value
+            decoded, note = decode_object(value.strip())
+        except ValueError as exc:
+            raise ArgumentError(f"{_BAD_ARGUMENTS} Its JSON does not decode: {exc}.") from None
+        return decoded, (note,) if note else ()
+    return value, ()
 
 
 def tool_input(tool: str, value: Any) -> ToolInput:
-    """The input a JSON value gives a tool: an object of arguments, plain text, or nothing."""
+    """The input a JSON value gives a tool: an object of arguments, one lone value, or nothing."""
     if value is None or isinstance(value, dict):
         return ToolInput(keywords=value or {})
-    if isinstance(value, str):
+    if isinstance(value, str | int | float | list):
         return ToolInput(text=value)
     raise ArgumentError(f"The input for {tool} must be a JSON object of arguments or plain text.")
 

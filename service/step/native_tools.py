@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from reactstep.service.llm.gateway import supports_native_tools
 from reactstep.service.llm.protocol import LLMReply
+from reactstep.service.parsing.arg_drift import Aliases
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
 from reactstep.service.schemas import ClientTool, ToolCallingMode
 from reactstep.tools.registry import ToolRegistry
@@ -52,21 +53,25 @@ def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[s
     }
 
 
-def parse_native_reply(reply: LLMReply, tools: Mapping[str, dict[str, Any]]) -> NativeParse:
+def parse_native_reply(
+    reply: LLMReply, tools: Mapping[str, dict[str, Any]], aliases: Mapping[str, Aliases] | None = None
+) -> NativeParse:
     """The reply's action or final answer; FormatError (with raw_output in its text) when it has neither."""
     if not reply.tool_calls:
-        return NativeParse(parse_reply(reply.text, tools), reply.text)
+        return NativeParse(parse_reply(reply.text, tools, aliases), reply.text)
     call = reply.tool_calls[0]
     thought = _thought(reply.text, tools)
     blob = json.dumps({"name": call.name, "arguments": call.arguments.strip() or "{}"}, ensure_ascii=False)
     try:
-        action = parse_reply(blob, tools).action
+        parsed = parse_reply(blob, tools, aliases)
     except FormatError as exc:
         raise NativeFormatError(exc.reason, thought, _as_text(thought, f"Action: {blob}")) from None
+    action = parsed.action
     assert action is not None  # a blob is an action, never a final answer
     canonical = ParsedAction(action.tool_name, action.tool_args, _action_text(action, blob))
     raw_output = _as_text(thought, canonical.raw_action_string)
-    return NativeParse(ParsedReply(thought, canonical, None), raw_output, len(reply.tool_calls) - 1)
+    reply_parsed = ParsedReply(thought, canonical, None, parsed.notes)
+    return NativeParse(reply_parsed, raw_output, len(reply.tool_calls) - 1)
 
 
 class NativeFormatError(FormatError):

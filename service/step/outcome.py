@@ -47,7 +47,7 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
         )
     parsed = native.parsed
     notes = [f"The model asked for {native.ignored_calls + 1} tool calls at once; only the first is used."]
-    notes = notes if native.ignored_calls else []
+    notes = (notes if native.ignored_calls else []) + [f"Parser: {note}" for note in parsed.notes]
     if parsed.action is None:
         if reply.finish_reason == "length":
             return _truncated(parsed.thought, native.raw_output, context)
@@ -57,14 +57,15 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
             thought=parsed.thought,
             final_answer=parsed.final_answer,
             raw_output=native.raw_output,
+            notes=notes or None,
         )
     return _action(parsed, parsed.action, native.raw_output, context, notes)
 
 
 def _parse(reply: LLMReply, context: StepContext) -> NativeParse:
     if context.mode == "native":
-        return parse_native_reply(reply, context.tools.schemas)
-    return NativeParse(parse_reply(reply.text, context.tools.schemas), reply.text)
+        return parse_native_reply(reply, context.tools.schemas, context.tools.aliases)
+    return NativeParse(parse_reply(reply.text, context.tools.schemas, context.tools.aliases), reply.text)
 
 
 def _action(

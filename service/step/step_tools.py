@@ -1,6 +1,7 @@
 """The tools one react_step request may call: the server's, plus the request's client tools."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from reactstep.service.errors import ValidationFailed
@@ -15,6 +16,8 @@ class StepTools:
     schemas: dict[str, dict[str, Any]]
     client_names: frozenset[str]
     approval_names: frozenset[str] = frozenset()  # server tools whose calls the user must approve
+    # Server tool name -> the argument names models write for its parameters (ToolSpec.aliases).
+    aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
@@ -25,4 +28,5 @@ def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
             raise ValidationFailed(f"client tool {tool.name!r} has the name of a server tool")
         schemas[tool.name] = tool.parameters
     approval_names = frozenset(spec.name for spec in registry.specs if spec.requires_approval)
-    return StepTools(schemas, frozenset(tool.name for tool in request.client_tools), approval_names)
+    client_names = frozenset(tool.name for tool in request.client_tools)
+    return StepTools(schemas, client_names, approval_names, registry.aliases())

@@ -283,7 +283,12 @@ REQUEST_BODIES: list[tuple[type[BaseModel], dict[str, Any], bool]] = [
     (schemas.ReactStepRequest, {**BASE, "user_api_keys": {"llmKey": "k" * 501}}, False),
     (schemas.ReactStepRequest, {**BASE, "user_api_keys": {"openaiKey": "k"}}, False),
     (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run_tests"}]}, True),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run-tests"}]}, False),
+    # Refused until issue 10: every name OpenAI-compatible providers accept is a client tool name.
+    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run-tests"}]}, True),
+    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "9" * 64}]}, True),
+    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "9" * 65}]}, False),
+    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run tests"}]}, False),
+    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run.tests"}]}, False),
     (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "t"}] * 51}, False),
     (
         schemas.ReactStepRequest,

@@ -410,9 +410,83 @@ OBSERVATION_CUT = [
 ]
 
 
+# Refused until issue 10; each now reads, and says how in its notes.
+REPAIRED = [
+    pytest.param(
+        "Final Answer: done\nAction: list_files()",
+        ParsedReply(
+            "",
+            None,
+            "done",
+            ("Text after the Final Answer that started an Action was dropped: the answer came first.",),
+        ),
+        id="final-then-action",
+    ),
+    pytest.param(
+        "Observation: I pretend the tool ran.\nFinal Answer: x",
+        ParsedReply(
+            "", None, "x", ("The reply began with an echo of the last Observation; it was left out.",)
+        ),
+        id="observation-echo-opening-the-reply-is-left-out",
+    ),
+    pytest.param(
+        'Action: read_file\nAction Input: {"file_path": "a", "start_line": "3"}',
+        ParsedReply(
+            "",
+            ParsedAction(
+                "read_file",
+                {"file_path": "a", "start_line": 3},
+                'Action: read_file\nAction Input: {"file_path": "a", "start_line": "3"}',
+            ),
+            None,
+            ("Argument 'start_line' was given as the string '3'; read as 3.",),
+        ),
+        id="string-for-integer",
+    ),
+    pytest.param(
+        'Action: read_file\nAction Input: {"file_path": "a",}',
+        ParsedReply(
+            "",
+            ParsedAction(
+                "read_file", {"file_path": "a"}, 'Action: read_file\nAction Input: {"file_path": "a",}'
+            ),
+            None,
+            (
+                "The JSON was not valid (Expecting property name enclosed in double quotes: "
+                "line 1 column 19 (char 18)); it was read as a Python literal.",
+            ),
+        ),
+        id="trailing-comma",
+    ),
+    pytest.param(
+        '{"name": "bash", "arguments": "ls"}',
+        ParsedReply(
+            "",
+            ParsedAction("bash", {"command": "ls"}, '{"name": "bash", "arguments": "ls"}'),
+            None,
+            ('"arguments" held text, not an object; it is the tool\'s one input.',),
+        ),
+        id="text-arguments",
+    ),
+    pytest.param(
+        '{"action": "bash", "action_input": 5}',
+        ParsedReply(
+            "",
+            ParsedAction("bash", {"command": "5"}, '{"action": "bash", "action_input": 5}'),
+            None,
+            (
+                "The input 5 was given to 'command'.",
+                "Argument 'command' was given as the number 5; read as '5'.",
+            ),
+        ),
+        id="numeric-action-input",
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
-    CALL_SYNTAX + LABEL_STYLES + ACTION_INPUT + JSON_BLOBS + FINAL_ANSWERS + OBSERVATION_CUT,
+    CALL_SYNTAX + LABEL_STYLES + ACTION_INPUT + JSON_BLOBS + FINAL_ANSWERS + OBSERVATION_CUT + REPAIRED,
 )
 def test_parse_reply_accepts(text: str, expected: ParsedReply) -> None:
     assert parse_reply(text, TOOLS) == expected
@@ -442,11 +516,6 @@ REFUSALS = [
         id="action-then-final",
     ),
     pytest.param(
-        "Final Answer: done\nAction: list_files()",
-        "both an Action and a Final Answer",
-        id="final-then-action",
-    ),
-    pytest.param(
         'Action: list_files()\n{"action": "Final Answer", "action_input": "x"}',
         "both an Action and a Final Answer",
         id="action-and-json-final",
@@ -457,11 +526,6 @@ REFUSALS = [
         id="neither",
     ),
     pytest.param("", "or `Final Answer: ...` when you are done", id="empty"),
-    pytest.param(
-        "Observation: I pretend the tool ran.\nFinal Answer: x",
-        "No action or final answer found",
-        id="everything-after-observation",
-    ),
     pytest.param(
         '{"action": "remember", "action_input": {"key": "k", "value": NaN}}',
         "A JSON action was found but is not valid",
@@ -487,11 +551,6 @@ REFUSALS = [
         'Action: read_file(file_path="a", start_line=True)',
         "read_file: argument 'start_line' must be integer, got true",
         id="bool-is-not-integer",
-    ),
-    pytest.param(
-        'Action: read_file\nAction Input: {"file_path": "a", "start_line": "3"}',
-        "read_file: argument 'start_line' must be integer, got \"3\"",
-        id="no-coercion",
     ),
     pytest.param(
         'Action: list_files(recursive="yes")',
@@ -591,21 +650,6 @@ REFUSALS = [
         id="plain-text-without-target",
     ),
     pytest.param(
-        'Action: read_file\nAction Input: {"file_path": "a",}',
-        "Action Input is not a valid JSON object",
-        id="bad-action-input-json",
-    ),
-    pytest.param(
-        '{"name": "bash", "arguments": "ls"}',
-        '"arguments" must be a JSON object',
-        id="bad-arguments",
-    ),
-    pytest.param(
-        '{"action": "bash", "action_input": 5}',
-        "The input for bash must be a JSON object of arguments or plain text.",
-        id="numeric-action-input",
-    ),
-    pytest.param(
         "Action: I will now read the file",
         'After "Action:" write one tool call',
         id="prose-after-action",
@@ -629,7 +673,7 @@ def test_parse_reply_refuses(text: str, message: str) -> None:
         pytest.param("Thought: just musing", "just musing", id="neither"),
         pytest.param("Thought: try\nAction: read_file(", "try", id="call-syntax"),
         pytest.param("Thought: hmm\nAction: nope()", "hmm", id="unknown-tool"),
-        pytest.param('Thought: x\n```json\n{"name": "bash", "arguments": 1}', "x", id="json"),
+        pytest.param('Thought: x\n```json\n{"name": "list_files", "arguments": 1}', "x", id="json"),
         pytest.param("x" * 200_001, "", id="oversize"),
     ],
 )

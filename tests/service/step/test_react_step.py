@@ -283,3 +283,51 @@ def test_llm_failures_map_to_codes_without_the_key(
     assert response.json()["error"]["code"] == code
     assert CANARY_KEY not in response.text
     assert CANARY_KEY not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("reply", "tool_args", "notes"),
+    [
+        (
+            'Action: read_file(path="src/app.py", start_line="2")',
+            {"file_path": "src/app.py", "start_line": 2},
+            [
+                "Parser: Argument 'path' was read as 'file_path'.",
+                "Parser: Argument 'start_line' was given as the string '2'; read as 2.",
+            ],
+        ),
+        (
+            "<tool>read_file</tool><tool_input>{'filepath': 'src/app.py',}</tool_input>",
+            {"file_path": "src/app.py"},
+            [
+                "Parser: The JSON was not valid (Expecting property name enclosed in double quotes: "
+                "line 1 column 2 (char 1)); it was read as a Python literal.",
+                "Parser: Argument 'filepath' was read as 'file_path'.",
+            ],
+        ),
+    ],
+)
+def test_repairs_and_aliases_show_in_notes(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    reply: str,
+    tool_args: dict[str, Any],
+    notes: list[str],
+) -> None:
+    llm_server.push(reply)
+    body = make_client().post("/api/agent/react_step", json=step_body()).json()
+    assert (body["status"], body["raw_output"]) == ("action_proposed", reply)
+    assert body["action_details"]["tool_args"] == tool_args
+    assert body["notes"] == notes
+
+
+def test_format_error_names_the_problem_and_shows_a_corrected_call(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push('Thought: look\nAction: read_file(start_line=1, lines="all")')
+    body = make_client().post("/api/agent/react_step", json=step_body()).json()
+    assert body["status"] == "format_error"
+    assert (
+        "read_file: missing required argument 'file_path'; unknown argument 'lines' "
+        '(valid: file_path, start_line, end_line). Write it like: Action: read_file(file_path="...")'
+    ) in body["format_error"]

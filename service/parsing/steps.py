@@ -1,0 +1,58 @@
+"""What the format readers hand back: steps found in a reply, and the refusal they may raise.
+
+A step is an action or a final answer located in the reply, not yet checked against the tool's
+schema; each reader (readers/) finds the steps its format writes, the chooser (reply.py) keeps one.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reactstep.service.parsing.tool_args import ToolInput, tool_input
+
+FINAL_NAME = re.compile(r"final[ \t_]*answer", re.IGNORECASE)
+
+
+class FormatError(Exception):
+    """The reply could not be parsed; str(exc) says what was wrong, addressed to the model."""
+
+    def __init__(self, reason: str, thought: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.thought = thought
+
+
+@dataclass(frozen=True)
+class Step:
+    """An action or final answer found in the reply, with the repairs it took to read it."""
+
+    start: int
+    end: int
+    raw: str = ""
+    tool: str = ""
+    given: ToolInput = field(default_factory=ToolInput)
+    final: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def value_step(
+    name: str,
+    value: Any,
+    span: tuple[int, int],
+    raw: str,
+    tools: Mapping[str, Any],
+    notes: tuple[str, ...] = (),
+) -> Step:
+    """A step from a tool name and its input value (object, text, scalar or nothing)."""
+    start, end = span
+    if name not in tools and FINAL_NAME.fullmatch(name.strip()):
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return Step(start, end, raw, final="" if value is None else text.strip(), notes=notes)
+    return Step(start, end, raw, name, tool_input(name, value), notes=notes)
+
+
+def in_spans(pos: int, steps: list[Step]) -> bool:
+    """Whether pos falls inside a step already found."""
+    return any(step.start <= pos < step.end for step in steps)
