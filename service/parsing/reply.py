@@ -89,13 +89,22 @@ def parse_reply(
         ) from None
 
 
-def _without_echo(text: str) -> tuple[str, tuple[str, ...]]:
-    """The reply without an "Observation:" it opens with (models echo the last one before thinking)."""
+def after_echo(text: str) -> int | None:
+    """Where the reply starts after an "Observation:" it opens with (models echo the last one before
+    thinking): 0 when it opens with none, None while nothing but the echo has come (the stream uses it)."""
     echo = OBSERVATION.match(text, len(text) - len(text.lstrip()))
     if echo is None:
-        return text, ()
+        return 0
     after = [m.start() for m in (LABEL.search(text, echo.end()), _ACTION_START.search(text, echo.end())) if m]
-    rest = text[min(after) :] if after else ""
+    return min(after) if after else None
+
+
+def _without_echo(text: str) -> tuple[str, tuple[str, ...]]:
+    """The reply without an "Observation:" echo it opens with, and a note when there was one."""
+    start = after_echo(text)
+    if start == 0:
+        return text, ()
+    rest = "" if start is None else text[start:]
     return rest, ("The reply began with an echo of the last Observation; it was left out.",)
 
 

@@ -5,10 +5,13 @@ that starts an action, an answer, an observation or a JSON action (so the action
 
 A line that might still become such a label ("Act", "**Final") is held until it is clear, and so is
 trailing whitespace; what is shown is never taken back, and for a well-formed reply the deltas add up
-to the step's `thought`.
+to the step's `thought`. An "Observation:" the reply opens with (an echo) is held until the reply moves
+on, and is never shown.
 """
 
 import re
+
+from reactstep.service.parsing.reply import after_echo
 
 _STOP = re.compile(
     r"[ \t]*(?:```|\{|[`*_]*[ \t]*(?:final[ \t_]*answer|answer|action[ \t_]*input|action|observation)"
@@ -50,8 +53,13 @@ class ThoughtStream:
         return self._show(_trimmed_end(self._text, len(self._text)))
 
     def _decide_lead(self) -> bool:
-        """Move the reply's start past a "Thought:" label; False while that is still undecided."""
+        """Move the reply's start past an echoed "Observation:" and a "Thought:" label; False while that
+        is still undecided."""
         text = (self._lead or "").lstrip()
+        start = after_echo(text)  # an echo of the last observation is not thought, as the parser says
+        if start is None or _could_be_word(text, "observation"):
+            return False
+        text = text[start:]
         label = _THOUGHT_LABEL.match(text)
         if label is not None and text[label.end() :].lstrip(_MARKUP):
             self._text = text[label.end() :]
@@ -103,7 +111,12 @@ def _could_be_label(line: str) -> bool:
 
 
 def _could_be_thought_label(text: str) -> bool:
+    return _could_be_word(text, "thought")
+
+
+def _could_be_word(text: str, label: str) -> bool:
+    """The text is the start of `label` (in markup), or the label without its colon yet."""
     word = text.lstrip(_MARKUP).lower()
-    if "thought".startswith(word):
+    if label.startswith(word):
         return True
-    return word.startswith("thought") and not word[len("thought") :].strip(_MARKUP)
+    return word.startswith(label) and not word[len(label) :].strip(_MARKUP)

@@ -39,6 +39,12 @@ def parsed_thought(text: str) -> str:
         ),
         ("Thought: x\nFinal_Answer: 42", "x"),
         ("Thought: made up\nObservation: nothing", "made up"),
+        (f"Observation: 3 lines\n\nThought: I read it.\n{READ}", "I read it."),
+        (
+            f'**Observation:** {{\n  "a": 1\n}}\nThought: an echo, then thought\n{READ}',
+            "an echo, then thought",
+        ),
+        (f"Observation: echoed\n{READ}", ""),
         ("plain native content", "plain native content"),
         ("Thought: ", ""),
         ("", ""),
