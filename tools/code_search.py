@@ -10,6 +10,9 @@ from reactstep.tools.vectors.retrieval import Passage
 from reactstep.tools.vectors.store import SearchFilter
 
 SNIPPET_MAX_LINES = 40
+SNIPPET_MIN_LINES = 3
+# The snippet lengths tried, longest first, until every hit fits the observation's budget.
+SNIPPET_LINE_STEPS = (SNIPPET_MAX_LINES, 20, 10, 6, SNIPPET_MIN_LINES)
 
 
 class CodeSearchArgs(BaseModel):
@@ -18,7 +21,7 @@ class CodeSearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=1_000, description="What the code does or is called.")
-    max_results: int | None = Field(None, ge=1, le=50, description="How many results to show.")
+    max_results: int | None = Field(None, ge=1, le=100, description="How many results to show.")
     path: str | None = Field(None, description="Only search below this folder or file, e.g. 'src/api'.")
     language: str | None = Field(None, max_length=32, description="Only this language, e.g. 'python'.")
 
@@ -57,28 +60,37 @@ class FreshFiles:
 
 
 def render_results(query: str, passages: list[Passage], found: int, budget: int) -> str:
-    """The observation text, cut to `budget` characters at a whole hit."""
-    blocks: list[str] = []
-    used = len(query) + 40
-    for number, passage in enumerate(passages, start=1):
-        block = _render_passage(number, passage)
-        if blocks and used + len(block) > budget:
+    """The observation text within `budget` characters: every hit asked for, with shorter snippets
+    when they would not fit (down to SNIPPET_MIN_LINES each); only then are the last hits left out."""
+    room = budget - len(query) - 80  # the header and the closing line
+    for snippet_lines in SNIPPET_LINE_STEPS:
+        blocks = [
+            _render_passage(number, passage, snippet_lines) for number, passage in enumerate(passages, 1)
+        ]
+        if sum(len(block) + 2 for block in blocks) <= room:
             break
-        blocks.append(block)
-        used += len(block)
-    header = f'Found {found} results for "{query}" (showing {len(blocks)}):'
-    text = "\n\n".join([header, *blocks])
-    if found > len(blocks):
-        text += f"\n\n...and {found - len(blocks)} more"
+    shown: list[str] = []
+    used = 0
+    for block in blocks:
+        if shown and used + len(block) + 2 > room:
+            break
+        shown.append(block)
+        used += len(block) + 2
+    header = f'Found {found} results for "{query}" (showing {len(shown)}'
+    if any(len(passage.lines) > snippet_lines for passage in passages[: len(shown)]):
+        header += f"; snippets cut to {snippet_lines} lines to fit"
+    text = "\n\n".join([header + "):", *shown])
+    if found > len(shown):
+        text += f"\n\n...and {found - len(shown)} more"
     return text
 
 
-def _render_passage(number: int, passage: Passage) -> str:
+def _render_passage(number: int, passage: Passage, snippet_lines: int = SNIPPET_MAX_LINES) -> str:
     title = f"{number}. {passage.path}:{passage.start_line}-{passage.end_line}"
     if passage.symbol:
         title += f" {passage.symbol}"
     title += f" (score {passage.score:.3f})"
-    shown = passage.lines[:SNIPPET_MAX_LINES]
+    shown = passage.lines[:snippet_lines]
     body = [f"{passage.start_line + offset:>5} | {text}" for offset, text in enumerate(shown)]
     if len(passage.lines) > len(shown):
         body.append(f"      ... {len(passage.lines) - len(shown)} more lines (read_file to see them)")

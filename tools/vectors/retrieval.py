@@ -17,7 +17,7 @@ from reactstep.tools.vectors.sparse import encode_query
 from reactstep.tools.vectors.store import SearchFilter, VectorHit, VectorStore, VectorStoreError
 
 Mode = Literal["hybrid", "dense", "lexical"]
-CANDIDATES = 50
+CANDIDATES = 50  # at least this many hits from each ranking; twice max_results when that is more
 
 
 def collection_name(embedder: Embedder) -> str:
@@ -65,10 +65,11 @@ class CodeIndex:
         `current`, when given, is asked of each passage in rank order until `limit` are kept; a
         passage it refuses (its file changed since indexing) is dropped, never shown.
         """
+        candidates = max(CANDIDATES, 2 * limit)  # each ranking offers enough for the merged top `limit`
         query_vector = self.embedder.embed_query(query) if self.config.mode != "lexical" else None
         collection = collection_name(self.embedder)  # after embedding: a remote model learns its size then
         try:
-            hits = self._ranked(collection, where, query, query_vector)
+            hits = self._ranked(collection, where, query, query_vector, candidates)
         except VectorStoreError:
             # Asked only on failure: listing collections on every query would cost a call each time.
             if collection in self.vectors.collections():
@@ -88,14 +89,19 @@ class CodeIndex:
         return kept, len(kept)
 
     def _ranked(
-        self, collection: str, where: SearchFilter, query: str, query_vector: list[float] | None
+        self,
+        collection: str,
+        where: SearchFilter,
+        query: str,
+        query_vector: list[float] | None,
+        candidates: int,
     ) -> list[tuple[float, VectorHit]]:
         rankings: list[tuple[float, list[VectorHit]]] = []
         if query_vector is not None:
-            dense = self.vectors.search_dense(collection, query_vector, where, CANDIDATES)
+            dense = self.vectors.search_dense(collection, query_vector, where, candidates)
             rankings.append((self.config.dense_weight, dense))
         if self.config.mode in ("hybrid", "lexical"):
-            lexical = self.vectors.search_sparse(collection, encode_query(query), where, CANDIDATES)
+            lexical = self.vectors.search_sparse(collection, encode_query(query), where, candidates)
             rankings.append((self.config.lexical_weight, lexical))
         if len(rankings) == 1:
             return [(hit.score, hit) for hit in rankings[0][1]]

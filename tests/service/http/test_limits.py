@@ -116,7 +116,7 @@ def test_tool_args_are_bounded(make_client: Callable[..., TestClient]) -> None:
         ("grep", {"pattern": "x" * 1001}),
         ("grep", {"pattern": "x", "context_lines": 11}),
         ("find_files", {"pattern": "*", "max_results": 501}),
-        ("code_search", {"query": "x", "max_results": 51}),
+        ("code_search", {"query": "x", "max_results": 101}),
         ("read_file", {"file_path": "a" * 1025}),
     ],
 )

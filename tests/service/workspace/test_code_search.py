@@ -124,12 +124,29 @@ def test_budget_cuts_whole_hits() -> None:
     )
 
 
+def test_budget_shortens_snippets_before_it_drops_hits() -> None:
+    body = tuple(f"    value_{line} = compute({line})  # a line of some length" for line in range(40))
+    passages = [Passage(f"src/m{n}.py", 1, 40, f"f{n}", "python", 0.9 - n / 100, body) for n in range(10)]
+    whole = render_results("compute", passages, 10, budget=100_000)
+    assert whole.startswith('Found 10 results for "compute" (showing 10):\n\n')
+    assert whole.count("   40 | ") == 10
+    fitted = render_results("compute", passages, 10, budget=14_000)
+    assert len(fitted) <= 14_000
+    assert fitted.startswith('Found 10 results for "compute" (showing 10; snippets cut to 20 lines to fit):')
+    assert fitted.count("   20 | ") == 10 and "   21 | " not in fitted
+    assert fitted.count("... 20 more lines (read_file to see them)") == 10
+    tight = render_results("compute", passages, 10, budget=1_500)
+    assert len(tight) <= 1_500
+    assert tight.startswith('Found 10 results for "compute" (showing 5; snippets cut to 3 lines to fit):')
+    assert tight.endswith("\n\n...and 5 more")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         ({}, "Error: code_search: argument 'query': Field required"),
         ({"query": ""}, "Error: code_search: argument 'query': String should have at least 1 character"),
-        ({"query": "x", "max_results": 51}, "Error: code_search: argument 'max_results'"),
+        ({"query": "x", "max_results": 101}, "Error: code_search: argument 'max_results'"),
         ({"query": "x", "path": "../other"}, "Error: path '../other' must be relative"),
     ],
 )
