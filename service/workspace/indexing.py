@@ -60,6 +60,7 @@ class IndexResponse(BaseModel):
     reused: int
     removed: int
     skipped: int
+    noise: dict[str, int] = {}  # files left out of search as vendored, generated, minified or data
     parsed: int
     symbols: int
     seconds: float
@@ -71,9 +72,15 @@ class IndexResponse(BaseModel):
         what = f"re-indexed {self.files} changed files" if self.incremental else f"indexed {self.files} files"
         return (
             f"{what}: {self.chunks} chunks, {self.embedded} embedded, "
-            f"{self.reused} reused, {self.removed} removed, {self.skipped} skipped; "
+            f"{self.reused} reused, {self.removed} removed, {self.skipped} skipped{self._noise_summary()}; "
             f"{self.parsed} parsed for {self.symbols} symbols in {self.seconds:.1f}s"
         )
+
+    def _noise_summary(self) -> str:
+        if not self.noise:
+            return ""
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(self.noise.items()))
+        return f", {sum(self.noise.values())} left out of search as noise ({kinds})"
 
 
 def run_index(
@@ -213,6 +220,7 @@ class JobProgress:
 
 def _response(project_id: str, report: IndexReport, version: int, *, incremental: bool) -> IndexResponse:
     fields: dict[str, Any] = {name: getattr(report, name) for name in REPORTED}
+    fields["noise"] = dict(sorted(report.noise.items()))
     return IndexResponse(
         project_id=project_id,
         seconds=round(report.seconds, 3),

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from reactstep.tools.index.indexer import IndexReport, Plan, Progress, apply_plan, plan_file
+from reactstep.tools.index.noise import load_noise_rules
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.symbols import SymbolIndex, SymbolIndexUpdate, load_symbol_index, save_symbol_index
 from reactstep.tools.source.chunking import detect_language
@@ -92,7 +93,7 @@ def _index(
     started = time.perf_counter()
     report = IndexReport(collection=collection_name(embedder))
     vectors.ensure_collection(report.collection, embedder.dimension)
-    plan = Plan(symbols=SymbolIndexUpdate(previous))
+    plan = Plan(symbols=SymbolIndexUpdate(previous), noise=load_noise_rules(store, project_id))
     current: dict[str, ObjectInfo | None] = {}
     for done, path in enumerate(paths, start=1):
         points = vectors.project_points(report.collection, project_id, path)

@@ -9,6 +9,9 @@
         │            old keys of the file not seen again ──► delete
         └──► files gone from the store ──► delete their points
 
+A vendored, generated, minified or data-table file (noise.py) gets no points: its chunks would crowd
+real code out of the results; it stays in the store and the symbol index, and the run counts it.
+
 Point ids are derived from the key, so a re-run on an unchanged tree embeds nothing. The one parse of a
 file also feeds the symbol index (symbols.py); a file whose points are current is parsed only when
 its symbol index entry is not. The project overview is rebuilt from the symbol index at the end of a run.
@@ -24,6 +27,7 @@ from typing import Any
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.index.embedding_cache import EmbeddingCache
+from reactstep.tools.index.noise import NoiseRules, load_noise_rules, noise_in_text
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, save_symbol_index
 from reactstep.tools.source.chunking import Chunk, FileOutline, detect_language, outline_file
@@ -49,6 +53,7 @@ class IndexReport:
     reused: int = 0
     removed: int = 0
     skipped: int = 0
+    noise: Counter[str] = field(default_factory=Counter)  # files left out of search, per kind (noise.py)
     seconds: float = 0.0
     collection: str = ""
     parsed: int = 0  # files parsed for the symbol index in this run
@@ -79,6 +84,7 @@ class Plan:
     moved: dict[str, dict[str, Any]] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
     symbols: SymbolIndexUpdate = field(default_factory=lambda: SymbolIndexUpdate(None))
+    noise: NoiseRules = field(default_factory=NoiseRules)
 
 
 def index_project(
@@ -98,6 +104,7 @@ def index_project(
     listed = list(store.list(project_id))
     files = [info for info in listed if detect_language(info.path) is not None]
     plan = Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
+    plan.noise = load_noise_rules(store, project_id)
     for done, info in enumerate(files, start=1):
         plan_file(project_id, store, info, indexed.pop(info.path, {}), plan, report, max_file_bytes)
         if progress is not None:
@@ -142,19 +149,25 @@ def plan_file(
     max_file_bytes: int,
 ) -> None:
     report.files += 1
-    current = info.size <= max_file_bytes and _complete(existing, info.etag)
-    outline = None
+    by_path = plan.noise.by_path(info.path)
+    current = by_path is None and info.size <= max_file_bytes and _complete(existing, info.etag)
+    read = None
     if not current or plan.symbols.wants(info):
-        outline = _read_outline(project_id, store, info, max_file_bytes, plan.symbols)
+        read = _read_outline(project_id, store, info, max_file_bytes, plan.symbols)
+    noise = by_path or (noise_in_text(read[1]) if read is not None else None)
+    if noise is not None:  # kept in the store and the symbol index, left out of search
+        report.noise[noise] += 1
+        plan.stale.extend(existing)
+        return
     if current:
         report.chunks += len(existing)
         report.reused += len(existing)
         return
-    if outline is None:
+    if read is None:
         report.skipped += 1
         plan.stale.extend(existing)
         return
-    chunks = outline.chunks
+    chunks = read[0].chunks
     report.chunks += len(chunks)
     seen: set[str] = set()
     for point_id, chunk in _keyed(project_id, chunks):
@@ -185,8 +198,9 @@ def _complete(existing: dict[str, dict[str, Any]], etag: str) -> bool:
 
 def _read_outline(
     project_id: str, store: ObjectStore, info: ObjectInfo, max_file_bytes: int, symbols: SymbolIndexUpdate
-) -> FileOutline | None:
-    """The file's one parse (recorded in the symbol index), or None when too large, binary or gone."""
+) -> tuple[FileOutline, str] | None:
+    """The file's one parse (recorded in the symbol index) and its text, or None when too large,
+    binary or gone."""
     if info.size > max_file_bytes:
         return None
     try:
@@ -198,7 +212,7 @@ def _read_outline(
     text = data.decode("utf-8", errors="replace")
     outline = outline_file(info.path, text)
     symbols.record(info, text, outline)
-    return outline
+    return outline, text
 
 
 def _keyed(project_id: str, chunks: Sequence[Chunk]) -> Iterable[tuple[str, Chunk]]:
