@@ -1,15 +1,24 @@
 """code_search: find the code that matches a description, by meaning and by identifiers."""
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
+from reactstep.tools.index.conventions import is_test_path
 from reactstep.tools.index.symbols import stale_note
+from reactstep.tools.matching.globs import as_list, compile_globs
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.store.paths import normalize_path
 from reactstep.tools.vectors.retrieval import Passage
 from reactstep.tools.vectors.store import SearchFilter
 
+MAX_RESULTS = 100
 SNIPPET_MAX_LINES = 40
+# A query about tests keeps them where they rank; any other ranks them after the rest of the code.
+ABOUT_TESTS = re.compile(
+    r"\b(?:tests?|testing|tested|pytest|unittest|fixtures?|mocks?|specs?|asserts?)\b", re.I
+)
 SNIPPET_MIN_LINES = 3
 # The snippet lengths tried, longest first, until every hit fits the observation's budget.
 SNIPPET_LINE_STEPS = (SNIPPET_MAX_LINES, 20, 10, 6, SNIPPET_MIN_LINES)
@@ -21,9 +30,19 @@ class CodeSearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=1_000, description="What the code does or is called.")
-    max_results: int | None = Field(None, ge=1, le=100, description="How many results to show.")
+    max_results: int | None = Field(None, ge=1, le=MAX_RESULTS, description="How many results to show.")
     path: str | None = Field(None, description="Only search below this folder or file, e.g. 'src/api'.")
     language: str | None = Field(None, max_length=32, description="Only this language, e.g. 'python'.")
+    glob: str | list[str] | None = Field(
+        None,
+        description="Only files matching these globs, e.g. '*.py' or ['src/**', '!**/migrations/**'] "
+        "(they choose among the best candidates; use path to search one folder exhaustively).",
+    )
+    include_tests: bool | None = Field(
+        None,
+        description="true: tests rank like any code; false: no tests; unset: tests rank below other code "
+        "unless the query is about tests.",
+    )
 
 
 def code_search(args: CodeSearchArgs, context: ToolContext) -> str:
@@ -33,8 +52,22 @@ def code_search(args: CodeSearchArgs, context: ToolContext) -> str:
     prefix = normalize_path(args.path) if args.path else None
     where = SearchFilter(context.project_id, path_prefix=prefix or None, language=args.language)
     limit = args.max_results or context.limits.code_search_max_results
+    globs = compile_globs(patterns) if (patterns := as_list(args.glob)) else None
+    tests_last = args.include_tests is None and not ABOUT_TESTS.search(args.query)
     fresh = FreshFiles(context)
-    passages, found = context.index.search(where, args.query, limit, current=fresh)
+
+    def wanted(passage: Passage) -> bool:
+        if globs is not None and not globs.matches(passage.path):
+            return False
+        if args.include_tests is False and is_test_path(passage.path):
+            return False
+        return fresh(passage)
+
+    # Room to bring other code up from below the page when tests are ranked after it.
+    asked = min(limit * 2, MAX_RESULTS) if tests_last else limit
+    passages, found = context.index.search(where, args.query, asked, current=wanted)
+    if tests_last:
+        passages = sorted(passages, key=lambda passage: is_test_path(passage.path))[:limit]  # stable
     note = stale_note(len(fresh.stale), context.project_id)
     if not passages:
         return f'No code found for "{args.query}".' + note
@@ -114,6 +147,8 @@ SPEC = ToolSpec(
         "text": "query",
         "directory": "path",
         "folder": "path",
+        "include": "glob",
+        "file_pattern": "glob",
     },
     uses_index=True,
 )

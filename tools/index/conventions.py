@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from reactstep.tools.index.symbols import SymbolIndex
 from reactstep.tools.source.chunking import Symbol
 
-__all__ = ["describe_conventions", "describe_tests"]
+__all__ = ["describe_conventions", "describe_tests", "is_test_path"]
 
 TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "spec", "specs"})
 _SCRIPT = r"\.(?:js|jsx|ts|tsx|mjs|cjs|mts|cts)"
@@ -45,6 +45,15 @@ _STYLES = (
     ("PascalCase", re.compile(r"_*[A-Z][a-zA-Z0-9]*")),
     ("UPPER_CASE", re.compile(r"_*[A-Z][A-Z0-9]*(_[A-Z0-9]+)*_*")),
 )
+
+
+def is_test_path(path: str) -> bool:
+    """Whether the file is a test: under a test folder, named like one, or a test runner's file."""
+    parts = PurePosixPath(path).parts
+    if any(part in TEST_FOLDERS for part in parts[:-1]):
+        return True
+    name = parts[-1] if parts else ""
+    return naming_pattern(path) is not None or any(pattern.fullmatch(name) for _, pattern in _RUNNER_FILES)
 
 
 def naming_pattern(path: str) -> str | None:
