@@ -102,7 +102,7 @@ def test_what_a_test_file_is(path: str, test: bool) -> None:
 
 
 def test_without_the_switch_the_test_would_rank_first(client: TestClient) -> None:
-    """The case above is a real one: by score alone, the test outranks other code."""
+    """The case above is a real one: by score alone, the test ranks above some other code."""
     ranked = files(
         client, query="compare a password with the stored hash", include_tests=True, max_results=20
     )
