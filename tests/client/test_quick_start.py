@@ -6,10 +6,7 @@ quietly; and `ask` with no LLM configured says so, names the variables, and call
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +14,8 @@ import httpx
 import pytest
 
 from reactstep.client.scripted_llm import ScriptedLLMServer
+from tests.served import REACTSTEP, serving
 
-REACTSTEP = str(Path(sys.executable).parent / "reactstep")
 REPLIES = [
     'Thought: Let me read it.\nAction: read_file(file_path="src/app.py")',
     "Thought: main returns 42.\nFinal Answer: `main()` returns 42.",
@@ -29,13 +26,6 @@ UNCONFIGURED = (
     "REACTSTEP_LLM_API_BASE=http://127.0.0.1:8080/v1), or REACTSTEP_LLM_API_KEY or OPENAI_API_KEY for the "
     "hosted model"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -61,33 +51,9 @@ def project(tmp_path: Path) -> Path:
 def served(env: dict[str, str]) -> Iterator[tuple[str, ScriptedLLMServer, subprocess.Popen[bytes]]]:
     """`reactstep serve` on the data dir, its LLM a scripted server on loopback."""
     with ScriptedLLMServer(REPLIES) as llm:
-        port = free_port()
         server_env = env | {"REACTSTEP_LLM_MODEL": "openai/scripted", "REACTSTEP_LLM_API_BASE": llm.base_url}
-        process = subprocess.Popen(
-            [REACTSTEP, "serve", "--port", str(port)],
-            env=server_env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_up(url, process)
+        with serving(server_env) as (url, process):
             yield url, llm, process
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=30)
-
-
-def wait_until_up(url: str, process: "subprocess.Popen[bytes]") -> None:
-    for _ in range(300):
-        assert process.poll() is None, "serve exited at start-up"
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"{url} did not come up")
 
 
 def reactstep(env: dict[str, str], *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -135,21 +101,9 @@ def test_ask_without_an_llm_says_which_settings_to_make(env: dict[str, str], pro
 
 
 def test_ask_a_running_server_without_an_llm(env: dict[str, str]) -> None:
-    port = free_port()
-    process = subprocess.Popen(
-        [REACTSTEP, "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, process)
+    with serving(env) as (url, _):
         assert httpx.get(f"{url}/readyz").json()["checks"]["llm"] == "unconfigured"
         asked = reactstep(env, "ask", "What does main return?", "--project", "demo")
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
     assert asked.returncode == 2
     assert asked.stderr.splitlines()[-1] == (
         f"error: the server at {url} has no LLM configured: set REACTSTEP_LLM_MODEL and "

@@ -6,10 +6,8 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.logs import JsonFormatter, TextFormatter, configure_logging, resolved_format
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
+from tests.served import free_port, wait_until_up
 
 REACT, EXECUTE = "/api/agent/react_step", "/api/agent/execute_action"
 READ = {
@@ -271,25 +270,6 @@ def test_reactstep_serve_logs_one_json_line_per_request_and_no_access_log(tmp_pa
     assert [
         e["level"] for e in entries if e["logger"] == "uvicorn.error" and "Uvicorn running" in e["message"]
     ] == ["info"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def wait_until_up(base: str, server: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert server.poll() is None, "reactstep serve exited"
-        try:
-            httpx.get(f"{base}/healthz", timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("reactstep serve did not start")
 
 
 def test_text_formatter_names_the_request_id() -> None:

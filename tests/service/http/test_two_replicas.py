@@ -5,11 +5,9 @@ no gap and no duplicate version; the files are what the journal's last entry for
 import hashlib
 import os
 import random
-import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,17 +18,11 @@ import pytest
 
 from reactstep.service.backends import s3_client
 from reactstep.service.settings import Settings
+from tests.served import free_port, wait_until_up
 
 PROJECT = "shared"
 FILES = [f"pkg/m{n}.py" for n in range(6)]
 ROUNDS = 12
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -81,18 +73,6 @@ def replicas(s3_server: str, tmp_path: Path) -> Iterator[list[str]]:
             process.terminate()
         for process in processes:
             process.wait(timeout=30)
-
-
-def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "the replica exited at start-up"
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise AssertionError(f"{url} did not come up")
 
 
 def sha(data: bytes) -> str:
