@@ -32,6 +32,10 @@ from reactstep.service.llm.provider_errors import translate_error
 from reactstep.service.llm.token_counts import TokenCounts
 from reactstep.service.schemas import Usage
 
+# Without this, litellm fetches a model price map from GitHub when it is imported and again when it
+# looks a model up. Set when this module loads, before anything can import litellm.
+LOCAL_COST_MAP = "True"
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", LOCAL_COST_MAP)
 # Model names come from requests: the facts looked up per name are cached, but not without bound.
 MODEL_FACTS_CACHED = 1024
 _STOP_PARAM = re.compile(r"\bstop\b", re.IGNORECASE)
@@ -130,6 +134,7 @@ def _since(started: float) -> float:
 
 def _internal_call_mark() -> contextvars.ContextVar[bool]:
     # litellm 1.106's own flag (pinned in pyproject.toml); tests/service/llm pin what it skips.
+    _import_litellm()  # first: importing any part of litellm imports all of it
     from litellm._internal_context import is_internal_call
 
     mark: contextvars.ContextVar[bool] = is_internal_call
@@ -137,8 +142,7 @@ def _internal_call_mark() -> contextvars.ContextVar[bool]:
 
 
 def _import_litellm() -> Any:
-    # Without this, importing litellm fetches a model price map over the network.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", LOCAL_COST_MAP)  # in case it was unset since
     import litellm
 
     litellm.telemetry = False
