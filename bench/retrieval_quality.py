@@ -79,10 +79,13 @@ def evaluate(package: str, work: Path, configs: list[str], fresh_lexical: bool) 
     """Index one package and print a row per ranker and query set."""
     copy = work / f"{package}-nodocs"
     queries = build(fetch_package(package, work), copy)
-    if fresh_lexical:
-        drop_points(package)
     with redirect_stdout(StringIO()) as printed:
         reactstep(["index", str(copy), "--project", package])
+    if fresh_lexical:
+        drop_points(package)
+        with TestClient(create_app(Settings())) as client:
+            done = client.post(f"/api/projects/{package}/index", json={"full": True}).json()
+        print(f"  re-encoded {package}: {done}")
     questions = questions_of(queries)
     print(f"\n{package}: {len(queries)} docstring queries, {len(questions)} questions; ", end="")
     print(printed.getvalue().strip().splitlines()[-1])
@@ -125,7 +128,7 @@ def load_baselines(copy: Path) -> Baselines:
 
 
 def drop_points(package: str) -> None:
-    """Delete the project's points, keeping the embedding cache: the next index re-encodes, embeds nothing."""
+    """Delete the project's points, keeping the embedding cache: a full index re-encodes, embeds nothing."""
     settings = Settings()
     embedder = local_embedder(settings)
     vectors = open_vector_store(vector_config(settings))

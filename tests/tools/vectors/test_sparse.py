@@ -72,10 +72,10 @@ def test_query_is_one_per_unique_token_sorted() -> None:
 @pytest.mark.parametrize(
     ("text", "params", "weights"),
     [
-        # 4 tokens, tf 1: 1*2.2/(1+1.2*(0.25+0.75*4/165))
-        ("getUserName", Bm25Params(), {"get": 2.2 / (1 + 1.2 * (0.25 + 0.75 * 4 / 165))}),
-        # 8 tokens, tf 2: 2*2.2/(2+1.2*(0.25+0.75*8/165))
-        ("getUserName get_user_name", Bm25Params(), {"name": 4.4 / (2 + 1.2 * (0.25 + 0.75 * 8 / 165))}),
+        # 4 tokens, tf 1: 1*2.5/(1+1.5*(0.25+0.75*4/50))
+        ("getUserName", Bm25Params(), {"get": 2.5 / (1 + 1.5 * (0.25 + 0.75 * 4 / 50))}),
+        # 8 tokens, tf 2: 2*2.5/(2+1.5*(0.25+0.75*8/50))
+        ("getUserName get_user_name", Bm25Params(), {"name": 5.0 / (2 + 1.5 * (0.25 + 0.75 * 8 / 50))}),
         # b=0 ignores length: tf*(k1+1)/(tf+k1)
         ("user user user order", Bm25Params(k1=2.0, b=0.0), {"user": 9.0 / 5.0, "order": 3.0 / 3.0}),
         # b=1, avg_len equal to the length: tf*(k1+1)/(tf+k1)
