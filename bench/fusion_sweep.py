@@ -72,10 +72,25 @@ class CachedVectors:
         return self.seen[key]
 
 
+def boost_setting(text: str) -> dict[str, float]:
+    """'code,plain,overlap' as RetrievalConfig's boost fields."""
+    code, plain, overlap = (float(value) for value in text.split(","))
+    return {"code_name_boost": code, "plain_name_boost": plain, "name_overlap_boost": overlap}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
     parser.add_argument("--work-dir", type=Path, required=True)
+    parser.add_argument("--fusions", nargs="+", default=["score", "rrf"], choices=["score", "rrf"])
+    parser.add_argument("--lexical-weights", nargs="+", type=float, default=[0.4, 0.7, 1.0])
+    parser.add_argument(
+        "--boosts",
+        nargs="+",
+        type=boost_setting,
+        default=[boost_setting("0,0,0")],
+        help="code,plain,overlap boosts, e.g. 0.3,0.1,0.2",
+    )
     args = parser.parse_args()
     os.environ["REACTSTEP_DATA_DIR"] = str(args.work_dir / "data")
     settings = Settings()
@@ -88,10 +103,8 @@ def main() -> None:
         sets[(package, "docstring")] = [(query, query.text) for query in queries]
         sets[(package, "question")] = [(query, query.question) for query in questions_of(queries)]
     grid = [
-        RetrievalConfig(fusion=fusion, lexical_weight=lexical, code_name_boost=code, plain_name_boost=plain)
-        for fusion, lexical, code, plain in itertools.product(
-            ("score", "rrf"), (0.3, 0.5, 0.7, 1.0), (0.0, 0.2, 0.5), (0.0, 0.1, 0.3)
-        )
+        RetrievalConfig(fusion=fusion, lexical_weight=lexical, **boosts)  # type: ignore[arg-type]
+        for fusion, lexical, boosts in itertools.product(args.fusions, args.lexical_weights, args.boosts)
     ]
     results = []
     for config in grid:
@@ -107,7 +120,7 @@ def main() -> None:
         cells = " ".join(f"{value:.3f}" for value in scores.values())
         print(
             f"{mean:.4f} {config.fusion} lex {config.lexical_weight} code {config.code_name_boost} "
-            f"plain {config.plain_name_boost}: {cells}",
+            f"plain {config.plain_name_boost} overlap {config.name_overlap_boost}: {cells}",
             flush=True,
         )
     store.close()
