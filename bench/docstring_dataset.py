@@ -78,7 +78,8 @@ def as_question(sentence: str) -> str:
 
     Mechanical and fixed: every code-like word (CODE_WORD) is dropped, the first word is
     lowercased and a third-person verb loses its "s" ("Returns the ..." -> "how do I return the ...").
-    No name of the function, its class or its arguments survives, so only meaning can find it.
+    Snake_case, camelCase, dotted and `quoted` names go; a plain word in RST ``double quotes``
+    can stay (the first backquote pair matches empty), in 158 of the 1,716 benchmark questions.
     """
     words = CODE_WORD.sub(" ", sentence).rstrip(".!?").split()
     if not words:
