@@ -1,11 +1,21 @@
-"""code_search quality on docstring -> function queries, through the product path.
+"""code_search against BM25, MiniLM and their RRF fusion, on the same chunks, through the product path.
 
-Run: .venv/bin/python bench/retrieval_quality.py [--packages attrs httpx jinja2] [--lexical-weights 0.5 1 2]
+Run: .venv/bin/python bench/retrieval_quality.py --work-dir /tmp/search-bench
+     [--packages attrs httpx jinja2 werkzeug pytest] [--configs product prod-lex prod-den]
+(needs the bench extra: pip install -e '.[bench]')
 
-For each package: pip-install its release into a temp dir, copy it without docstrings (bench/
-docstring_dataset.py), `reactstep index` the copy, then ask execute_action code_search each function's
-docstring sentence. A hit is a result in the right file whose line range holds the `def` line.
-Reports MRR@10 and Recall@1/5/10 for dense-only, lexical-only and hybrid at each lexical weight.
+For each package: pip-install its release into the work dir, copy it without docstrings (bench/
+docstring_dataset.py), `reactstep index` the copy (kept in the work dir, so a second run embeds
+nothing), then ask every query two ways:
+
+    docstring   the function's docstring, first sentence, as written (code words kept)
+    question    the same sentence with every code word dropped, as "how do I ..." (as_question)
+
+The product answers through POST /api/agent/execute_action code_search (configs: `product` is the
+shipped settings, `prod-lex`/`prod-den` one leg alone). The baselines (bench/baselines.py) rank the
+chunks the product's chunker cuts from the same copy, with the dense vectors the index stored.
+A hit is a result in the right file whose line range holds the `def` line. Reports MRR@10 and
+Recall@1/10 per package, query set and ranker.
 """
 
 import argparse
@@ -13,64 +23,148 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from io import StringIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from docstring_dataset import Query, build, fetch_package
+from baselines import Baselines, rrf
+from docstring_dataset import MIN_QUERY_WORDS, Query, build, fetch_package
 from starlette.testclient import TestClient
 from stats import machine
 
 from reactstep.client.cli import main as reactstep
+from reactstep.service.backends import vector_config
 from reactstep.service.http.app import create_app
+from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
+from reactstep.tools.index.embedding_cache import EmbeddingCache
+from reactstep.tools.index.indexer import dense_text, embedding_text
+from reactstep.tools.source.chunking import Chunk, outline_file
+from reactstep.tools.vectors.factory import open_vector_store
+from reactstep.tools.vectors.retrieval import Passage, collection_name
 
 HIT = re.compile(r"^\d+\. (?P<path>\S+):(?P<start>\d+)-(?P<end>\d+)", re.MULTILINE)
+PRODUCT_CONFIGS = {
+    "product": {},
+    "prod-lex": {"search_mode": "lexical"},
+    "prod-den": {"search_mode": "dense"},
+}
+DEFAULT_PACKAGES = ["attrs", "httpx", "jinja2", "werkzeug", "pytest"]
+
+Ranks = list[int | None]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--packages", nargs="+", default=["attrs", "httpx", "jinja2"])
-    parser.add_argument("--lexical-weights", nargs="+", type=float, default=[0.5, 1.0, 1.5, 2.0])
+    parser.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
+    parser.add_argument("--configs", nargs="+", default=list(PRODUCT_CONFIGS), choices=list(PRODUCT_CONFIGS))
     parser.add_argument("--work-dir", type=Path, help="keep packages and the index here (default: temp)")
+    parser.add_argument(
+        "--fresh-lexical",
+        action="store_true",
+        help="drop the packages' points first (after a tokenizer change)",
+    )
     args = parser.parse_args()
     print(machine())
     with tempfile.TemporaryDirectory() as temp:
         work = args.work_dir or Path(temp)
         os.environ["REACTSTEP_DATA_DIR"] = str(work / "data")
         for package in args.packages:
-            evaluate(package, work, args.lexical_weights)
+            evaluate(package, work, args.configs, args.fresh_lexical)
 
 
-def evaluate(package: str, work: Path, lexical_weights: list[float]) -> None:
-    """Index one package and print a row per retrieval configuration."""
+def evaluate(package: str, work: Path, configs: list[str], fresh_lexical: bool) -> None:
+    """Index one package and print a row per ranker and query set."""
     copy = work / f"{package}-nodocs"
     queries = build(fetch_package(package, work), copy)
     with redirect_stdout(StringIO()) as printed:
         reactstep(["index", str(copy), "--project", package])
-    print(f"\n{package}: {len(queries)} queries; {printed.getvalue().strip().splitlines()[-1]}")
-    configs = [("dense", 1.0, 0.0), ("lexical", 0.0, 1.0)]
-    configs += [("hybrid", 1.0, weight) for weight in lexical_weights]
-    for mode, dense_weight, lexical_weight in configs:
-        ranks = ranks_for(package, queries, mode, dense_weight, lexical_weight)
-        label = mode if mode != "hybrid" else f"hybrid (dense 1 : lexical {lexical_weight:g})"
-        print(f"  {label:<32} {report(ranks)}")
+    if fresh_lexical:
+        drop_points(package)
+        with TestClient(create_app(Settings())) as client:
+            done = client.post(f"/api/projects/{package}/index", json={"full": True}).json()
+        print(f"  re-encoded {package}: {done}")
+    questions = questions_of(queries)
+    print(f"\n{package}: {len(queries)} docstring queries, {len(questions)} questions; ", end="")
+    print(printed.getvalue().strip().splitlines()[-1])
+    rows: dict[str, dict[str, Ranks]] = {}
+    baselines = load_baselines(copy)
+    embedder = local_embedder(Settings())
+    for label, items, text_of in (
+        ("docstring", queries, lambda query: query.text),
+        ("question", questions, lambda query: query.question),
+    ):
+        rows[label] = baseline_ranks(baselines, embedder, items, text_of)
+        for config in configs:
+            rows[label][config] = product_ranks(package, items, text_of, PRODUCT_CONFIGS[config])
+    for label, by_ranker in rows.items():
+        best = max(mrr(by_ranker[name]) for name in ("bm25", "dense", "rrf"))
+        for name, ranks in by_ranker.items():
+            margin = f"  (vs best baseline {mrr(ranks) - best:+.3f})" if name in PRODUCT_CONFIGS else ""
+            print(f"  {label:<10} {name:<8} {report(ranks)}{margin}")
 
 
-def ranks_for(
-    package: str, queries: list[Query], mode: str, dense: float, lexical: float
-) -> list[int | None]:
+def questions_of(queries: list[Query]) -> list[Query]:
+    """The queries whose question keeps at least MIN_QUERY_WORDS words after "how do I"."""
+    return [query for query in queries if len(query.question.split()) >= MIN_QUERY_WORDS + 3]
+
+
+def load_baselines(copy: Path) -> Baselines:
+    """The product's chunks of the copy, with the dense vectors its index stored for them."""
+    chunks: list[Chunk] = []
+    for file in sorted(copy.rglob("*.py")):
+        chunks.extend(outline_file(file.relative_to(copy).as_posix(), file.read_text()).chunks)
+    settings = Settings()
+    embedder = local_embedder(settings)
+    vectors = open_vector_store(vector_config(settings))
+    try:
+        cache = EmbeddingCache(vectors, collection_name(embedder), embedder.dimension)
+        dense, _ = cache.embed([dense_text(chunk) for chunk in chunks], embedder)
+    finally:
+        vectors.close()
+    return Baselines.build(chunks, [embedding_text(chunk) for chunk in chunks], dense)
+
+
+def drop_points(package: str) -> None:
+    """Delete the project's points, keeping the embedding cache: a full index re-encodes, embeds nothing."""
+    settings = Settings()
+    embedder = local_embedder(settings)
+    vectors = open_vector_store(vector_config(settings))
+    try:
+        collection = collection_name(embedder)
+        if collection in vectors.collections():
+            vectors.delete(collection, list(vectors.project_points(collection, package)))
+    finally:
+        vectors.close()
+
+
+def baseline_ranks(
+    baselines: Baselines, embedder: object, queries: list[Query], text_of: Callable[[Query], str]
+) -> dict[str, Ranks]:
+    ranks: dict[str, Ranks] = {"bm25": [], "dense": [], "rrf": []}
+    for query in queries:
+        text = text_of(query)
+        lexical = baselines.bm25_ranking(text)
+        dense = baselines.dense_ranking(embedder.embed_query(text))  # type: ignore[attr-defined]
+        for name, ranking in (("bm25", lexical), ("dense", dense), ("rrf", rrf(lexical, dense))):
+            ranks[name].append(passage_rank(query, baselines.passages(ranking)[:10]))
+    return ranks
+
+
+def product_ranks(
+    package: str, queries: list[Query], text_of: Callable[[Query], str], overrides: dict[str, object]
+) -> Ranks:
     """The 1-based rank of the right function for each query, None when not in the top 10."""
-    settings = Settings(search_mode=mode, search_dense_weight=dense, search_lexical_weight=lexical)
-    ranks: list[int | None] = []
-    with TestClient(create_app(settings)) as client:
+    ranks: Ranks = []
+    with TestClient(create_app(Settings(**overrides))) as client:  # type: ignore[arg-type]
         for query in queries:
             body = {
                 "project_id": package,
                 "session_id": "bench",
                 "tool_name": "code_search",
-                "tool_args": {"query": query.text, "max_results": 10},
+                "tool_args": {"query": text_of(query), "max_results": 10},
             }
             observation = client.post("/api/agent/execute_action", json=body).json()["observation"]
             ranks.append(rank_of(query, observation))
@@ -78,19 +172,30 @@ def ranks_for(
 
 
 def rank_of(query: Query, observation: str) -> int | None:
-    """Where the query's function first appears among the hits."""
+    """Where the query's function first appears among code_search's hits."""
     for rank, hit in enumerate(HIT.finditer(observation), start=1):
         if hit["path"] == query.path and int(hit["start"]) <= query.def_line <= int(hit["end"]):
             return rank
     return None
 
 
-def report(ranks: list[int | None]) -> str:
-    """MRR@10 and Recall@1/5/10."""
-    count = len(ranks)
-    mrr = sum(1 / rank for rank in ranks if rank) / count
-    recall = {k: sum(1 for rank in ranks if rank and rank <= k) / count for k in (1, 5, 10)}
-    return f"MRR@10 {mrr:.3f}  R@1 {recall[1]:.3f}  R@5 {recall[5]:.3f}  R@10 {recall[10]:.3f}"
+def passage_rank(query: Query, passages: list[Passage]) -> int | None:
+    """Where the query's function first appears among a baseline's passages."""
+    for rank, passage in enumerate(passages, start=1):
+        if passage.path == query.path and passage.start_line <= query.def_line <= passage.end_line:
+            return rank
+    return None
+
+
+def mrr(ranks: Ranks) -> float:
+    return sum(1 / rank for rank in ranks if rank) / max(len(ranks), 1)
+
+
+def report(ranks: Ranks) -> str:
+    """MRR@10 and Recall@1/10."""
+    count = max(len(ranks), 1)
+    recall = {k: sum(1 for rank in ranks if rank and rank <= k) / count for k in (1, 10)}
+    return f"MRR@10 {mrr(ranks):.3f}  R@1 {recall[1]:.3f}  R@10 {recall[10]:.3f}"
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ class Settings(BaseSettings):
     )
     search_dense_weight: float = Field(1.0, description="Weight of the dense ranking in the fused score.")
     search_lexical_weight: float = Field(
-        0.4, description="Weight of the lexical ranking in the fused score (bench/retrieval_quality.py)."
+        0.7, description="Weight of the lexical ranking in the fused score (bench/fusion_sweep.py)."
     )
     code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
     code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
