@@ -43,7 +43,7 @@ from reactstep.tools.index.embedding_cache import EmbeddingCache
 from reactstep.tools.index.indexer import dense_text, embedding_text
 from reactstep.tools.source.chunking import Chunk, outline_file
 from reactstep.tools.vectors.factory import open_vector_store
-from reactstep.tools.vectors.retrieval import Passage, collection_name
+from reactstep.tools.vectors.retrieval import Passage, collection_name, embedding_space
 
 HIT = re.compile(r"^\d+\. (?P<path>\S+):(?P<start>\d+)-(?P<end>\d+)", re.MULTILINE)
 PRODUCT_CONFIGS = {
@@ -120,7 +120,7 @@ def load_baselines(copy: Path) -> Baselines:
     embedder = local_embedder(settings)
     vectors = open_vector_store(vector_config(settings))
     try:
-        cache = EmbeddingCache(vectors, collection_name(embedder), embedder.dimension)
+        cache = EmbeddingCache(vectors, embedding_space(embedder), embedder.dimension)
         dense, _ = cache.embed([dense_text(chunk) for chunk in chunks], embedder)
     finally:
         vectors.close()

@@ -1,7 +1,8 @@
 """Dense vectors cached by what was embedded: the same text under the same model is embedded once.
 
-    key = sha256(collection + "\\0" + text)      (the collection names the model and its dimension)
-    point id = uuid5(key) in the collection "<collection>-cache", payload {project_id: ".cache"}
+    key = sha256(space + "\\0" + text)      (the space names the model and its dimension, not the chunk
+                                          collection's word-vector format: a new format embeds nothing)
+    point id = uuid5(key) in the collection "<space>-cache", payload {project_id: ".cache"}
 
 The text a chunk is embedded with leaves out the directories of its path (dense_text in
 indexer.py), so renaming a directory, reverting a file, switching branches or indexing a second
@@ -25,10 +26,10 @@ _NAMESPACE = uuid.UUID("5f0b8e2a-3c1d-4b7e-9a6f-0d2c4e8b1a73")
 class EmbeddingCache:
     """Dense vectors of texts by content, for one collection's model."""
 
-    def __init__(self, vectors: VectorStore, collection: str, dimension: int) -> None:
+    def __init__(self, vectors: VectorStore, space: str, dimension: int) -> None:
         self._vectors = vectors
-        self._collection = collection
-        self._cache = f"{collection}-cache"
+        self._collection = space
+        self._cache = f"{space}-cache"
         vectors.ensure_collection(self._cache, dimension)
 
     def embed(self, texts: Sequence[str], embedder: Embedder) -> tuple[list[list[float]], int]:

@@ -33,7 +33,7 @@ from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, 
 from reactstep.tools.source.chunking import Chunk, FileOutline, detect_language, outline_file
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
 from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.retrieval import collection_name
+from reactstep.tools.vectors.retrieval import collection_name, embedding_space
 from reactstep.tools.vectors.sparse import encode_document
 from reactstep.tools.vectors.store import ChunkPoint, VectorStore
 
@@ -243,7 +243,7 @@ def _add_points(
 ) -> None:
     """Upsert the new points, their dense vectors from the cache where it has them."""
     collection = report.collection
-    cache = EmbeddingCache(vectors, collection, embedder.dimension)
+    cache = EmbeddingCache(vectors, embedding_space(embedder), embedder.dimension)  # across formats
     for start in range(0, len(plan.new_points), EMBED_BATCH):
         batch = plan.new_points[start : start + EMBED_BATCH]
         dense, embedded = cache.embed([dense_text(chunk) for _, chunk, _ in batch], embedder)

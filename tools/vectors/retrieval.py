@@ -15,7 +15,7 @@ from typing import Any, Literal
 from reactstep.tools.errors import ToolError
 from reactstep.tools.vectors.embeddings import Embedder
 from reactstep.tools.vectors.names import definition_match, name_overlap, query_names
-from reactstep.tools.vectors.sparse import encode_query, tokenize
+from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query, tokenize
 from reactstep.tools.vectors.store import SearchFilter, VectorHit, VectorStore, VectorStoreError
 
 Mode = Literal["hybrid", "dense", "lexical"]
@@ -24,10 +24,16 @@ RRF_K = 60
 CANDIDATES = 50  # at least this many hits from each ranking; twice max_results when that is more
 
 
-def collection_name(embedder: Embedder) -> str:
-    """One collection per embedding model and dimension, so vectors of two models never mix."""
+def embedding_space(embedder: Embedder) -> str:
+    """The embedding model and its dimension, as a name: what the embedding cache is kept by."""
     slug = re.sub(r"[^a-z0-9]+", "_", embedder.model_name.lower()).strip("_")
     return f"chunks_{slug}_{embedder.dimension}"
+
+
+def collection_name(embedder: Embedder) -> str:
+    """One collection per embedding model, dimension and word-vector format, so that vectors of two
+    models, or word vectors of two formats, never mix."""
+    return f"{embedding_space(embedder)}_w{WORD_VECTORS_FORMAT}"
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,13 @@ class CodeIndex:
     def _not_indexed_reason(self, collection: str, project_id: str) -> str:
         others = [name for name in self.vectors.collections() if name != collection]
         indexed_with = [name for name in others if self.vectors.count(name, project_id) > 0]
+        model = collection.rsplit("_w", 1)[0]
+        if any(name == model or name.rsplit("_w", 1)[0] == model for name in indexed_with):
+            return (
+                f"project {project_id!r} was indexed by an earlier version of this server, whose word-match "
+                f"vectors this one does not read; index it again (POST /api/projects/{project_id}/index: "
+                "the code is not embedded again)"
+            )
         if indexed_with:
             models = ", ".join(indexed_with)
             return (

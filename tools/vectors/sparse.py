@@ -35,6 +35,9 @@ PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 SEPARATORS = re.compile(r"[_-]+")
 MIN_TOKEN_LENGTH = 2
 MAX_TOKEN_LENGTH = 64
+# Bump when tokens or weights change: the points of each format live in a collection of their own
+# (retrieval.collection_name), so an upgraded server re-indexes in full instead of mixing formats.
+WORD_VECTORS_FORMAT = 2  # 2: stemmed parts, question words dropped, BM25 lengths of function-sized chunks
 INDEX_MASK = 0x7FFF_FFFF  # 31 bits: a non-negative index every Qdrant client and engine accepts
 
 # Words that appear in nearly every chunk of some language or comment and so carry no signal.
