@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import httpx
 
 from reactstep.client.loop import ClientError, api_error
-from reactstep.client.servers import named_or_running
+from reactstep.client.servers import client_key, named_or_running
 from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.settings import Settings
 
@@ -43,8 +43,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     settings = Settings()
     if server := named_or_running(args.server, settings):  # a `reactstep serve` on this data dir too
-        key = settings.client_api_key.get_secret_value() if settings.client_api_key else None
-        tools, call = _remote_tools(server.rstrip("/"), args.project, key)
+        tools, call = _remote_tools(server.rstrip("/"), args.project, client_key())
         run_stdio(build_server(tools, call, args.project), _protocol_output())
         return 0
     from reactstep.service.mcp.local import local_caller, local_tools

@@ -3,7 +3,6 @@
 `scripts/settings_table.py` writes it between the two markers; a test fails when README differs.
 """
 
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +44,6 @@ def _default(field: FieldInfo) -> str:
         return f"`{str(value).lower()}`"
     if isinstance(value, list):
         return ", ".join(f"`{item}`" for item in value) if value else "`[]`"
-    if isinstance(value, Enum):
-        value = value.value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, Path):

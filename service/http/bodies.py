@@ -39,6 +39,21 @@ def _parsed(raw: bytes, model: type[Model], max_depth: int) -> Model:
     return _validated(model, payload)
 
 
+def check_body_depth(raw: bytes, max_depth: int) -> None:
+    """Refuse a JSON body nested deeper than max_depth (400); a body that is not JSON is its reader's."""
+    if raw.count(b"{") + raw.count(b"[") <= max_depth:  # too few openers to nest that deep
+        return
+    try:
+        payload = json.loads(raw)
+    except RecursionError as exc:
+        raise JSONTooDeep(
+            f"the request body nests arrays and objects deeper than {max_depth} levels"
+        ) from exc
+    except ValueError:
+        return
+    check_json_depth(payload, max_depth)
+
+
 def _validated(model: type[Model], payload: Any) -> Model:
     try:
         if isinstance(payload, bytes):

@@ -16,7 +16,7 @@ from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
-from reactstep.service.workspace.projects import require_project
+from reactstep.service.workspace.projects import require_project_from_loop
 
 
 def _runtime(request: Request) -> Runtime:
@@ -34,11 +34,7 @@ async def react_step(request: Request) -> Response:
     runtime = _runtime(request)
     body = await _read(request, ReactStepRequest)
     authorize_project(request, body.project_id)
-    # 404 before any LLM call; a local store answers in microseconds, a remote one on a worker thread
-    if runtime.store.local:
-        require_project(body.project_id, runtime)
-    else:
-        await run_in_threadpool(require_project, body.project_id, runtime)
+    await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)
     if body.stream:
         return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)

@@ -12,22 +12,19 @@
 GET and DELETE are 405 (the route is POST only): without sessions there is nothing to stream or end.
 """
 
-import json
 from collections import deque
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from reactstep.service.errors import ForbiddenOrigin, JSONTooDeep
+from reactstep.service.errors import ForbiddenOrigin
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import read_limited
-from reactstep.service.limits import check_json_depth
+from reactstep.service.http.bodies import check_body_depth, read_limited
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.server import HttpTransport, build_server
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
-from reactstep.service.workspace.projects import require_project
+from reactstep.service.workspace.projects import require_project_from_loop
 
 
 def open_mcp(runtime: Runtime) -> HttpTransport:
@@ -44,13 +41,9 @@ class McpEndpoint:
         runtime: Runtime = request.app.state.runtime
         check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
         project_id = authorize_project(request, check_project_id(request.path_params["project_id"]))
-        if runtime.store.local:
-            require_project(project_id, runtime)
-        else:
-            await run_in_threadpool(require_project, project_id, runtime)
+        await require_project_from_loop(project_id, runtime)
         body = await read_limited(request, runtime.settings.max_body_bytes)
-        if body.count(b"{") + body.count(b"[") > runtime.settings.max_json_depth:
-            _check_depth(body, runtime.settings.max_json_depth)
+        check_body_depth(body, runtime.settings.max_json_depth)  # not JSON: the SDK answers that
         transport: HttpTransport = request.app.state.mcp
         await transport.handle(scope, _replay(body, receive), send)
 
@@ -68,18 +61,6 @@ def check_origin(origin: str | None, allowed: list[str]) -> None:
         raise ForbiddenOrigin(
             f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)"
         )
-
-
-def _check_depth(body: bytes, max_depth: int) -> None:
-    try:
-        payload = json.loads(body)
-    except RecursionError as exc:
-        raise JSONTooDeep(
-            f"the request body nests arrays and objects deeper than {max_depth} levels"
-        ) from exc
-    except ValueError:
-        return  # the SDK answers a parse error
-    check_json_depth(payload, max_depth)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

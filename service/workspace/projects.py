@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Iterator
 
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from reactstep.service.errors import InvalidPath, UnknownProject
 from reactstep.service.runtime import Runtime
@@ -35,6 +36,14 @@ def require_project(project_id: str, runtime: Runtime) -> ProjectHead:
     """The project's head, or 404 project_not_found (before any LLM call or tool run)."""
     with known_project(), translated_backend_errors():
         return runtime.projects.head(project_id)
+
+
+async def require_project_from_loop(project_id: str, runtime: Runtime) -> ProjectHead:
+    """require_project for an endpoint: a local store answers in microseconds, on the event loop; a
+    remote one on a worker thread."""
+    if runtime.store.local:
+        return require_project(project_id, runtime)
+    return await run_in_threadpool(require_project, project_id, runtime)
 
 
 def create_project(project_id: str, runtime: Runtime) -> tuple[ProjectReport, bool]:

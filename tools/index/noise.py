@@ -16,9 +16,8 @@ many files it left out, per kind.
 import re
 from dataclasses import dataclass
 
-import pathspec
-
 from reactstep.tools.errors import ToolError
+from reactstep.tools.matching.globs import GlobSet
 from reactstep.tools.store.objects import ObjectStore
 
 VENDOR_DIRS = frozenset(
@@ -44,16 +43,16 @@ _ATTRIBUTES_MAX_BYTES = 100_000
 class NoiseRules:
     """What the project's .gitattributes marks as generated or vendored."""
 
-    generated: pathspec.GitIgnoreSpec | None = None
-    vendored: pathspec.GitIgnoreSpec | None = None
+    generated: GlobSet | None = None
+    vendored: GlobSet | None = None
 
     def by_path(self, path: str) -> str | None:
         """The kind of noise the path alone says the file is, or None."""
         if any(part in VENDOR_DIRS for part in path.split("/")[:-1]):
             return "vendored"
-        if self.vendored is not None and self.vendored.match_file(path):
+        if self.vendored is not None and self.vendored.matches(path):
             return "vendored"
-        if self.generated is not None and self.generated.match_file(path):
+        if self.generated is not None and self.generated.matches(path):
             return "generated"
         return None
 
@@ -98,10 +97,10 @@ def noise_in_text(text: str) -> str | None:
     return None
 
 
-def _spec(patterns: list[str]) -> pathspec.GitIgnoreSpec | None:
+def _spec(patterns: list[str]) -> GlobSet | None:
     if not patterns:
         return None
     try:
-        return pathspec.GitIgnoreSpec.from_lines(patterns)
-    except ValueError:  # a pattern git would ignore as well
+        return GlobSet(patterns)
+    except ToolError:  # a pattern git would ignore as well
         return None

@@ -9,17 +9,7 @@ from starlette.testclient import TestClient
 
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors import retrieval
-
-
-def search(client: TestClient) -> str:
-    body = {
-        "project_id": "demo",
-        "session_id": "s",
-        "tool_name": "code_search",
-        "tool_args": {"query": "main"},
-    }
-    observation: str = client.post("/api/agent/execute_action", json=body).json()["observation"]
-    return observation
+from tests.service.workspace.test_code_search import search
 
 
 def test_an_older_format_is_indexed_again_without_embedding(
@@ -30,7 +20,7 @@ def test_an_older_format_is_indexed_again_without_embedding(
         earlier.setattr(retrieval, "WORD_VECTORS_FORMAT", 1)
         first: dict[str, Any] = client.post("/api/projects/demo/index").json()
         assert first["collection"].endswith("_w1") and first["embedded"] > 0
-    assert search(client) == (
+    assert search(client, query="main")["observation"] == (
         "Error: project 'demo' was indexed by an earlier version of this server, whose word-match vectors "
         "this one does not read; index it again (POST /api/projects/demo/index: the code is not embedded "
         "again)"
@@ -38,4 +28,4 @@ def test_an_older_format_is_indexed_again_without_embedding(
     again = client.post("/api/projects/demo/index").json()
     assert again["collection"].endswith("_w2") and again["incremental"] is False
     assert (again["embedded"], again["reused"]) == (0, first["chunks"])
-    assert search(client).startswith("Found ")
+    assert search(client, query="main")["observation"].startswith("Found ")
