@@ -171,8 +171,11 @@ def product_ranks(
                 "tool_name": "code_search",
                 "tool_args": {"query": text_of(query), "max_results": 10},
             }
-            observation = client.post("/api/agent/execute_action", json=body).json()["observation"]
-            ranks.append(rank_of(query, observation))
+            answer = client.post("/api/agent/execute_action", json=body)
+            if answer.status_code != 200:
+                failed = f"{answer.status_code} {answer.text}"
+                raise SystemExit(f"code_search failed for {text_of(query)!r}: {failed}")
+            ranks.append(rank_of(query, answer.json()["observation"]))
     return ranks
 
 

@@ -36,7 +36,7 @@ def dense_text(chunk: Chunk) -> str:
 
 
 def name_text(chunk: Chunk) -> str:
-    """What the name vector reads: the symbol and a function's parameter names, as lowercase words.
+    """What the name vector reads: the symbol and the names on a function's `def` line, as lowercase words.
 
     `Map.bind_to_environ(self, environ, server_name=None)` reads "map bind to environ (environ server
     name none)"; a chunk without a symbol reads its file's name. About 15 word pieces, so cheap to
@@ -45,7 +45,9 @@ def name_text(chunk: Chunk) -> str:
     symbol = chunk.symbol or chunk.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     text = _words(symbol)
     if chunk.kind in ("function", "method") and "(" in chunk.signature:
-        header = chunk.signature[chunk.signature.find("(") :].split("->", 1)[0]  # every line of it
+        # From "(" to the end of that line: every line of a long signature (annotations, defaults)
+        # scored 0.004 lower mean MRR@10 on attrs/httpx/jinja2, the parameter names alone 0.005 lower.
+        header = chunk.signature[chunk.signature.find("(") :].split("\n", 1)[0].split("->", 1)[0]
         parameters = [name for name in IDENTIFIER.findall(header) if name not in ("self", "cls")]
         if parameters:
             text += f" ({_words(' '.join(parameters))})"

@@ -24,5 +24,5 @@ def test_names_read_as_words_with_the_parameters_of_functions() -> None:
         "": "map",  # the module's own code reads its file's name
         "Map": "map",
         "Map.bind_to_environ": "map bind to environ (environ wsgi environment server name none)",
-        "getHTTPHeader": "get http header (name)",
+        "getHTTPHeader": "get http header",  # a signature's first line only: none of its parameters
     }
