@@ -3,16 +3,23 @@
 For each function or method with a docstring, the query is the docstring's first sentence and the
 answer is the file plus the `def` line. The indexed copy keeps every line number: docstring lines
 become blank (or `pass` where the body would be empty), so the answer is not in the indexed text.
+The same function asked by its name as code (`Map.bind_to_environ`, a plain `redirect`) is its
+identifier query, kept when no other function of the package has that qualified name.
+
+The releases are pinned (RELEASES): a new release would change the queries and the table in README.
 """
 
 import ast
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 MIN_QUERY_WORDS = 4
+# The released sources the benchmark reads, pinned so a rerun asks the same queries of the same code.
+RELEASES = {"attrs": "26.1.0", "httpx": "0.28.1", "jinja2": "3.1.6", "werkzeug": "3.1.9", "pytest": "9.2.0"}
 # A distribution's import folder where it differs from its name (pytest's code lives in _pytest).
 SOURCE_FOLDERS = {"attrs": "attr", "pytest": "_pytest"}
 # Code-like words a natural-language question leaves out: `quoted`, dotted, snake_case, camelCase, calls.
@@ -28,15 +35,32 @@ class Query:
     def_line: int
     name: str
     question: str = ""  # the same sentence as a question with no code words (see `as_question`)
+    identifier: str = ""  # the qualified name (`Class.method`), "" when another function shares it
 
 
 def fetch_package(name: str, into: Path) -> Path:
-    """pip-install a released package (no dependencies) into `into` and return its source folder."""
+    """pip-install the pinned release (no dependencies) into `into` and return its source folder."""
+    release = f"{name}=={RELEASES[name]}" if name in RELEASES else name
     target = into / f"{name}-site"
     if not target.exists():
         subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), name],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--target",
+                str(target),
+                release,
+            ],
             check=True,
+        )
+    installed = sorted(path.name for path in target.glob("*.dist-info"))
+    if name in RELEASES and not any(path.endswith(f"-{RELEASES[name]}.dist-info") for path in installed):
+        raise SystemExit(
+            f"{target} holds {installed}, not {release}: delete it to install the pinned release"
         )
     return target / SOURCE_FOLDERS.get(name, name)
 
@@ -44,24 +68,36 @@ def fetch_package(name: str, into: Path) -> Path:
 def build(source: Path, out: Path) -> list[Query]:
     """Copy `source` to `out` without docstrings and return the queries, sorted by path and line."""
     queries: list[Query] = []
+    defined: Counter[str] = Counter()  # qualified names of every function, documented or not
     for file in sorted(source.rglob("*.py")):
         relative = file.relative_to(source).as_posix()
         text = file.read_text()
         tree = ast.parse(text)
-        queries.extend(_queries(tree, relative))
+        queries.extend(_queries(tree, relative, defined))
         target = out / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_strip_docstrings(text, tree))
-    return queries
+    return [replace(query, identifier="") if defined[query.identifier] > 1 else query for query in queries]
 
 
-def _queries(tree: ast.Module, path: str) -> list[Query]:
+def _queries(
+    tree: ast.AST, path: str, defined: Counter[str], prefix: str = "", nested: bool = False
+) -> list[Query]:
+    """The documented functions below `tree`, counting every function's qualified name in `defined`;
+    a function nested in another gets no identifier query (it is nobody's API)."""
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    for node in ast.iter_child_nodes(tree):
+        name = getattr(node, "name", "")
+        qualified = f"{prefix}{name}"
+        is_function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        if is_function:
+            defined[qualified] += 1
             sentence = first_sentence(ast.get_docstring(node) or "")
             if len(sentence.split()) >= MIN_QUERY_WORDS:
-                found.append(Query(sentence, path, node.lineno, node.name, as_question(sentence)))
+                identifier = "" if nested else qualified
+                found.append(Query(sentence, path, node.lineno, node.name, as_question(sentence), identifier))
+        inner = f"{qualified}." if name else prefix
+        found.extend(_queries(node, path, defined, inner, nested or is_function))
     return found
 
 

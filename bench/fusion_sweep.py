@@ -3,7 +3,7 @@
 Run (after bench/retrieval_quality.py has indexed the packages into the same work dir):
     .venv/bin/python bench/fusion_sweep.py --work-dir /tmp/search-bench
 
-Each config is scored by MRR@10 per package and query set (docstring, question); the one to ship
+Each config is scored by MRR@10 per package and query set (docstring, question, identifier); the one to ship
 is the best mean over all of them, never a per-query choice. The product's own search runs
 (CodeIndex.search), only the HTTP rendering is skipped; each query is embedded and each
 ranking asked once, then every config fuses the same rankings.
@@ -25,7 +25,7 @@ from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
 from reactstep.tools.vectors.factory import open_vector_store
 from reactstep.tools.vectors.retrieval import CodeIndex, RetrievalConfig
-from reactstep.tools.vectors.store import SearchFilter
+from reactstep.tools.vectors.store import DENSE, SearchFilter
 
 
 @dataclass
@@ -59,10 +59,12 @@ class CachedVectors:
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
-    def search_dense(self, collection: str, vector: list[float], where: SearchFilter, limit: int) -> object:
-        key = ("dense", collection, tuple(vector), where, limit)
+    def search_dense(
+        self, collection: str, vector: list[float], where: SearchFilter, limit: int, using: str = DENSE
+    ) -> object:
+        key = (using, collection, tuple(vector), where, limit)
         if key not in self.seen:
-            self.seen[key] = self.inner.search_dense(collection, vector, where, limit)  # type: ignore[attr-defined]
+            self.seen[key] = self.inner.search_dense(collection, vector, where, limit, using)  # type: ignore[attr-defined]
         return self.seen[key]
 
     def search_sparse(self, collection: str, vector: object, where: SearchFilter, limit: int) -> object:
@@ -84,11 +86,12 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, required=True)
     parser.add_argument("--fusions", nargs="+", default=["score", "rrf"], choices=["score", "rrf"])
     parser.add_argument("--lexical-weights", nargs="+", type=float, default=[0.4, 0.7, 1.0])
+    parser.add_argument("--name-weights", nargs="+", type=float, default=[0.0, 0.5])
     parser.add_argument(
         "--boosts",
         nargs="+",
         type=boost_setting,
-        default=[boost_setting("0,0,0")],
+        default=[boost_setting("0.1,0.1,0.2")],
         help="code,plain,overlap boosts, e.g. 0.3,0.1,0.2",
     )
     args = parser.parse_args()
@@ -102,9 +105,12 @@ def main() -> None:
         queries = build(fetch_package(package, args.work_dir), args.work_dir / f"{package}-nodocs")
         sets[(package, "docstring")] = [(query, query.text) for query in queries]
         sets[(package, "question")] = [(query, query.question) for query in questions_of(queries)]
+        sets[(package, "identifier")] = [(query, query.identifier) for query in queries if query.identifier]
     grid = [
-        RetrievalConfig(fusion=fusion, lexical_weight=lexical, **boosts)  # type: ignore[arg-type]
-        for fusion, lexical, boosts in itertools.product(args.fusions, args.lexical_weights, args.boosts)
+        RetrievalConfig(fusion=fusion, lexical_weight=lexical, name_weight=name, **boosts)  # type: ignore[arg-type]
+        for fusion, lexical, name, boosts in itertools.product(
+            args.fusions, args.lexical_weights, args.name_weights, args.boosts
+        )
     ]
     results = []
     for config in grid:
@@ -119,7 +125,8 @@ def main() -> None:
         results.append((mean, config, scores))
         cells = " ".join(f"{value:.3f}" for value in scores.values())
         print(
-            f"{mean:.4f} {config.fusion} lex {config.lexical_weight} code {config.code_name_boost} "
+            f"{mean:.4f} {config.fusion} lex {config.lexical_weight} name {config.name_weight} "
+            f"code {config.code_name_boost} "
             f"plain {config.plain_name_boost} overlap {config.name_overlap_boost}: {cells}",
             flush=True,
         )

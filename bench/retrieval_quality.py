@@ -10,6 +10,8 @@ nothing), then ask every query two ways:
 
     docstring   the function's docstring, first sentence, as written (code words kept)
     question    the same sentence with every code word dropped, as "how do I ..." (as_question)
+    identifier  the function's qualified name as code (`Map.bind_to_environ`, `redirect`), when
+                no other function of the package has it: what the name boosts are for
 
 The product answers through POST /api/agent/execute_action code_search (configs: `product` is the
 shipped settings, `prod-lex`/`prod-den` one leg alone). The baselines (bench/baselines.py) rank the
@@ -30,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from baselines import Baselines, rrf
-from docstring_dataset import MIN_QUERY_WORDS, Query, build, fetch_package
+from docstring_dataset import MIN_QUERY_WORDS, RELEASES, Query, build, fetch_package
 from starlette.testclient import TestClient
 from stats import machine
 
@@ -39,8 +41,8 @@ from reactstep.service.backends import vector_config
 from reactstep.service.http.app import create_app
 from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
+from reactstep.tools.index.chunk_text import dense_text, embedding_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
-from reactstep.tools.index.indexer import dense_text, embedding_text
 from reactstep.tools.source.chunking import Chunk, outline_file
 from reactstep.tools.vectors.factory import open_vector_store
 from reactstep.tools.vectors.retrieval import Passage, collection_name, embedding_space
@@ -51,7 +53,7 @@ PRODUCT_CONFIGS = {
     "prod-lex": {"search_mode": "lexical"},
     "prod-den": {"search_mode": "dense"},
 }
-DEFAULT_PACKAGES = ["attrs", "httpx", "jinja2", "werkzeug", "pytest"]
+DEFAULT_PACKAGES = list(RELEASES)
 
 Ranks = list[int | None]
 
@@ -87,7 +89,9 @@ def evaluate(package: str, work: Path, configs: list[str], fresh_lexical: bool) 
             done = client.post(f"/api/projects/{package}/index", json={"full": True}).json()
         print(f"  re-encoded {package}: {done}")
     questions = questions_of(queries)
-    print(f"\n{package}: {len(queries)} docstring queries, {len(questions)} questions; ", end="")
+    identifiers = [query for query in queries if query.identifier]
+    print(f"\n{package}: {len(queries)} docstring queries, {len(questions)} questions, ", end="")
+    print(f"{len(identifiers)} identifiers; ", end="")
     print(printed.getvalue().strip().splitlines()[-1])
     rows: dict[str, dict[str, Ranks]] = {}
     baselines = load_baselines(copy)
@@ -95,6 +99,7 @@ def evaluate(package: str, work: Path, configs: list[str], fresh_lexical: bool) 
     for label, items, text_of in (
         ("docstring", queries, lambda query: query.text),
         ("question", questions, lambda query: query.question),
+        ("identifier", identifiers, lambda query: query.identifier),
     ):
         rows[label] = baseline_ranks(baselines, embedder, items, text_of)
         for config in configs:
@@ -166,8 +171,11 @@ def product_ranks(
                 "tool_name": "code_search",
                 "tool_args": {"query": text_of(query), "max_results": 10},
             }
-            observation = client.post("/api/agent/execute_action", json=body).json()["observation"]
-            ranks.append(rank_of(query, observation))
+            answer = client.post("/api/agent/execute_action", json=body)
+            if answer.status_code != 200:
+                failed = f"{answer.status_code} {answer.text}"
+                raise SystemExit(f"code_search failed for {text_of(query)!r}: {failed}")
+            ranks.append(rank_of(query, answer.json()["observation"]))
     return ranks
 
 

@@ -69,6 +69,7 @@ class Runtime:
             mode=self.settings.search_mode,
             dense_weight=self.settings.search_dense_weight,
             lexical_weight=self.settings.search_lexical_weight,
+            name_weight=self.settings.search_name_weight,
         )
         object.__setattr__(self, "retrieval", retrieval)
         object.__setattr__(self, "projects", Projects(self.store))

@@ -122,6 +122,9 @@ class Settings(BaseSettings):
     search_lexical_weight: float = Field(
         0.7, description="Weight of the lexical ranking in the fused score (bench/fusion_sweep.py)."
     )
+    search_name_weight: float = Field(
+        0.5, description="Weight of the symbol-name ranking in the fused score (hybrid mode; 0 turns it off)."
+    )
     code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
     code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
     index_max_file_bytes: int = Field(1_000_000, description="Larger files are not indexed.")

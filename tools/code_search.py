@@ -94,7 +94,10 @@ class FreshFiles:
 
 def render_results(query: str, passages: list[Passage], found: int, budget: int) -> str:
     """The observation text within `budget` characters: every hit asked for, with shorter snippets
-    when they would not fit (down to SNIPPET_MIN_LINES each); only then are the last hits left out."""
+    when they would not fit (down to SNIPPET_MIN_LINES each); only then are the last hits left out.
+
+    `found` is how many passages match (retrieval.RELEVANCE_FLOOR); the page still shows the best
+    ones asked for, and says how many of them are below the floor."""
     room = budget - len(query) - 80  # the header and the closing line
     for snippet_lines in SNIPPET_LINE_STEPS:
         blocks = [
@@ -110,6 +113,8 @@ def render_results(query: str, passages: list[Passage], found: int, budget: int)
         shown.append(block)
         used += len(block) + 2
     header = f'Found {found} results for "{query}" (showing {len(shown)}'
+    if found < len(shown):
+        header += f", {len(shown) - found} of them below the relevance floor"
     if any(len(passage.lines) > snippet_lines for passage in passages[: len(shown)]):
         header += f"; snippets cut to {snippet_lines} lines to fit"
     text = "\n\n".join([header + "):", *shown])

@@ -22,7 +22,7 @@ from reactstep.tools.source.chunking import detect_language
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
 from reactstep.tools.vectors.embeddings import Embedder
 from reactstep.tools.vectors.retrieval import collection_name
-from reactstep.tools.vectors.store import VectorStore
+from reactstep.tools.vectors.store import CHUNK_VECTORS, VectorStore
 
 
 def index_paths(
@@ -92,7 +92,7 @@ def _index(
 ) -> IndexReport:
     started = time.perf_counter()
     report = IndexReport(collection=collection_name(embedder))
-    vectors.ensure_collection(report.collection, embedder.dimension)
+    vectors.ensure_collection(report.collection, embedder.dimension, CHUNK_VECTORS)
     plan = Plan(symbols=SymbolIndexUpdate(previous), noise=load_noise_rules(store, project_id))
     current: dict[str, ObjectInfo | None] = {}
     for done, path in enumerate(paths, start=1):

@@ -4,7 +4,8 @@
         │                                                              └─ no ──► read, chunk
         │        chunk key = (path, hash of the embedded text, n-th occurrence): same key, same point
         │            key known, lines moved ──► update start/end lines (no embedding)
-        │            key new               ──► dense vector from the cache by content, else embed;
+        │            key new               ──► dense vectors of the chunk and of its name (name_text)
+        │                                          from the cache by content, else embed;
         │                                          encode (sparse) ──► upsert
         │            old keys of the file not seen again ──► delete
         └──► files gone from the store ──► delete their points
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reactstep.tools.errors import ToolError
+from reactstep.tools.index.chunk_text import dense_text, embedding_text, name_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
 from reactstep.tools.index.noise import NoiseRules, load_noise_rules, noise_in_text
 from reactstep.tools.index.overview import save_overview
@@ -35,7 +37,7 @@ from reactstep.tools.store.objects import ObjectInfo, ObjectStore
 from reactstep.tools.vectors.embeddings import Embedder
 from reactstep.tools.vectors.retrieval import collection_name, embedding_space
 from reactstep.tools.vectors.sparse import encode_document
-from reactstep.tools.vectors.store import ChunkPoint, VectorStore
+from reactstep.tools.vectors.store import CHUNK_VECTORS, ChunkPoint, VectorStore
 
 EMBED_BATCH = 64
 _NAMESPACE = uuid.UUID("9a4c2f1e-5b7d-4e8a-9c3f-2d1b0a6e7f58")
@@ -58,22 +60,6 @@ class IndexReport:
     collection: str = ""
     parsed: int = 0  # files parsed for the symbol index in this run
     symbols: int = 0  # symbols the symbol index now holds
-
-
-def embedding_text(chunk: Chunk) -> str:
-    """What the lexical ranking reads for a chunk: where it is, what it is, then the code."""
-    header = " ".join(part for part in (chunk.path, chunk.symbol) if part)
-    return f"{header}\n{chunk.content}"
-
-
-def dense_text(chunk: Chunk) -> str:
-    """What the embedding model reads: the file's name (not its directories), the symbol, the code.
-
-    Leaving the directories out keys the embedding cache by content: a renamed directory, a
-    revert or a second project with the same code embeds nothing again.
-    """
-    header = " ".join(part for part in (chunk.path.rsplit("/", 1)[-1], chunk.symbol) if part)
-    return f"{header}\n{chunk.content}"
 
 
 @dataclass
@@ -99,7 +85,7 @@ def index_project(
     """Bring the project's points in line with its files; return what was done."""
     started = time.perf_counter()
     report = IndexReport(collection=collection_name(embedder))
-    vectors.ensure_collection(report.collection, embedder.dimension)
+    vectors.ensure_collection(report.collection, embedder.dimension, CHUNK_VECTORS)
     indexed = _points_by_file(vectors.project_points(report.collection, project_id))
     listed = list(store.list(project_id))
     files = [info for info in listed if detect_language(info.path) is not None]
@@ -241,20 +227,25 @@ def apply_plan(
 def _add_points(
     plan: Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
 ) -> None:
-    """Upsert the new points, their dense vectors from the cache where it has them."""
+    """Upsert the new points, their dense vectors from the cache where it has them.
+
+    `embedded` counts chunk texts the model embedded; their short name texts are embedded beside them.
+    """
     collection = report.collection
     cache = EmbeddingCache(vectors, embedding_space(embedder), embedder.dimension)  # across formats
     for start in range(0, len(plan.new_points), EMBED_BATCH):
         batch = plan.new_points[start : start + EMBED_BATCH]
         dense, embedded = cache.embed([dense_text(chunk) for _, chunk, _ in batch], embedder)
+        names, _ = cache.embed([name_text(chunk) for _, chunk, _ in batch], embedder)
         points = [
             ChunkPoint(
                 id=point_id,
                 dense=vector,
                 sparse=encode_document(embedding_text(chunk)),
                 payload=_payload(project_id, chunk, facts),
+                name=name,
             )
-            for (point_id, chunk, facts), vector in zip(batch, dense, strict=True)
+            for (point_id, chunk, facts), vector, name in zip(batch, dense, names, strict=True)
         ]
         vectors.upsert(collection, points)
         report.embedded += embedded

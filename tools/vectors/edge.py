@@ -23,6 +23,7 @@ from reactstep.tools.vectors.sparse import SparseVector
 from reactstep.tools.vectors.store import (
     DENSE,
     KEYWORD_FIELDS,
+    NAME,
     PAGE_SIZE,
     POINT_FACTS,
     SPARSE,
@@ -56,8 +57,11 @@ class EdgeVectorStore:
         self._dimensions: dict[str, int] = {}  # known once ensure_collection has checked them
         self._closed = False
 
-    def ensure_collection(self, name: str, dimension: int) -> None:
-        """Create the collection's shard and indexes, or load it and check its dimension."""
+    def ensure_collection(self, name: str, dimension: int, dense: Sequence[str] = (DENSE,)) -> None:
+        """Create the collection's shard and indexes, or load it and check its dimension.
+
+        `dense` names its dense vectors, all of `dimension`; a shard made with others fails to load.
+        """
         check_collection_name(name)
         with self._guard:
             self._check_open()
@@ -68,7 +72,7 @@ class EdgeVectorStore:
             if loaded is not None:  # opened without a config by an earlier call: reopen to check it
                 with engine_errors(f"close collection {name!r}"):
                     loaded.close()
-            self._shards[name] = open_shard(self._root / name, name, dimension)
+            self._shards[name] = open_shard(self._root / name, name, dimension, tuple(dense))
             self._dimensions[name] = dimension
 
     def upsert(self, collection: str, points: Sequence[ChunkPoint]) -> None:
@@ -77,6 +81,8 @@ class EdgeVectorStore:
         for batch in batches(points):
             for point in batch:
                 self._check_vector(collection, point.dense)
+                if point.name is not None:
+                    self._check_vector(collection, point.name)
             records = [edge_point(point) for point in batch]
             with engine_errors(f"upsert into {collection!r}"):
                 shard.update(edge.UpdateOperation.upsert_points(records))
@@ -127,11 +133,11 @@ class EdgeVectorStore:
                 shard.update(edge.UpdateOperation.set_payload([point_id], fields))
 
     def search_dense(
-        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int
+        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
     ) -> list[VectorHit]:
-        """The `limit` points nearest to `vector` by cosine similarity, best first."""
+        """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
         self._check_vector(collection, vector)
-        query = edge.Query.Nearest(list(vector), using=DENSE)
+        query = edge.Query.Nearest(list(vector), using=using)
         return self._query(collection, query, where, limit, params=None)
 
     def search_sparse(
@@ -247,17 +253,19 @@ def lock_directory(root: Path) -> IO[str]:
     return handle
 
 
-def open_shard(directory: Path, name: str, dimension: int) -> edge.EdgeShard:
+def open_shard(
+    directory: Path, name: str, dimension: int, dense: tuple[str, ...] = (DENSE,)
+) -> edge.EdgeShard:
     """Create a collection's shard with its payload indexes, or load one and check its config."""
     if not directory.is_dir():
         with engine_errors(f"create collection {name!r}"):
-            shard = edge.EdgeShard.create(str(directory), shard_config(dimension))
+            shard = edge.EdgeShard.create(str(directory), shard_config(dimension, dense))
             for field in KEYWORD_FIELDS:
                 schema = edge.KeywordIndexParams(is_tenant=field == "project_id")
                 shard.update(edge.UpdateOperation.create_field_index(field, schema))
         return shard
     try:
-        return edge.EdgeShard.load(str(directory), shard_config(dimension))
+        return edge.EdgeShard.load(str(directory), shard_config(dimension, dense))
     except Exception as exc:  # qdrant-edge raises nothing narrower
         if "incompatible" in str(exc).lower():
             raise VectorStoreError(
@@ -267,10 +275,12 @@ def open_shard(directory: Path, name: str, dimension: int) -> edge.EdgeShard:
         raise VectorStoreUnavailable(f"cannot load collection {name!r}: {exc}") from exc
 
 
-def shard_config(dimension: int) -> edge.EdgeConfig:
-    """A dense cosine vector of `dimension` and an IDF-weighted sparse vector."""
+def shard_config(dimension: int, dense: tuple[str, ...] = (DENSE,)) -> edge.EdgeConfig:
+    """Dense cosine vectors of `dimension`, one per name in `dense`, and an IDF-weighted sparse vector."""
     return edge.EdgeConfig(
-        vectors={DENSE: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)},
+        vectors={
+            using: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine) for using in dense
+        },
         sparse_vectors={SPARSE: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)},
     )
 
@@ -289,6 +299,8 @@ def engine_errors(action: str) -> Iterator[None]:
 def edge_point(point: ChunkPoint) -> edge.Point:
     """A ChunkPoint as the engine's Point."""
     vectors: dict[str, edge.NamedVector] = {DENSE: list(point.dense), SPARSE: edge_sparse(point.sparse)}
+    if point.name is not None:
+        vectors[NAME] = list(point.name)
     return edge.Point(point.id, vectors, stored_payload(point))
 
 

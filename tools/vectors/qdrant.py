@@ -18,6 +18,7 @@ from reactstep.tools.vectors.sparse import SparseVector
 from reactstep.tools.vectors.store import (
     DENSE,
     KEYWORD_FIELDS,
+    NAME,
     PAGE_SIZE,
     POINT_FACTS,
     SPARSE,
@@ -64,21 +65,25 @@ class QdrantVectorStore:
             location=location, api_key=api_key, timeout=math.ceil(timeout_s), check_compatibility=False
         )
 
-    def ensure_collection(self, name: str, dimension: int) -> None:
-        """Create the collection and its payload indexes, or check the existing one's dimension."""
+    def ensure_collection(self, name: str, dimension: int, dense: Sequence[str] = (DENSE,)) -> None:
+        """Create the collection and its payload indexes, or check the existing one's dimension.
+
+        `dense` names its dense vectors, all of `dimension`.
+        """
         check_collection_name(name)
         with translated_errors(f"set up collection {name!r}"):
             if not self._client.collection_exists(name):
-                self._create_collection(name, dimension)
+                self._create_collection(name, dimension, dense)
                 return
             vectors = self._client.get_collection(name).config.params.vectors
         params = vectors.get(DENSE) if isinstance(vectors, dict) else None
         check_dimension(name, params.size if params else None, dimension)
 
-    def _create_collection(self, name: str, dimension: int) -> None:
+    def _create_collection(self, name: str, dimension: int, dense: Sequence[str]) -> None:
+        params = models.VectorParams(size=dimension, distance=models.Distance.COSINE)
         self._client.create_collection(
             name,
-            vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+            vectors_config=dict.fromkeys(dense, params),
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
         tenant = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
@@ -140,10 +145,10 @@ class QdrantVectorStore:
                 self._client.set_payload(collection, fields, points=[point_id], wait=True)
 
     def search_dense(
-        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int
+        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
     ) -> list[VectorHit]:
-        """The `limit` points nearest to `vector` by cosine similarity, best first."""
-        return self._query(collection, list(vector), DENSE, where, limit, params=None)
+        """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
+        return self._query(collection, list(vector), using, where, limit, params=None)
 
     def search_sparse(
         self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
@@ -197,7 +202,9 @@ class QdrantVectorStore:
 
 def qdrant_point(point: ChunkPoint) -> models.PointStruct:
     """A ChunkPoint as qdrant-client's point."""
-    vectors = {DENSE: list(point.dense), SPARSE: qdrant_sparse(point.sparse)}
+    vectors: dict[str, Any] = {DENSE: list(point.dense), SPARSE: qdrant_sparse(point.sparse)}
+    if point.name is not None:
+        vectors[NAME] = list(point.name)
     return models.PointStruct(id=point.id, vector=vectors, payload=stored_payload(point))
 
 

@@ -1,7 +1,8 @@
 """Hybrid retrieval over a project's chunks: dense and lexical rankings, fused, then merged per file.
 
-    query ──► embed ──► search_dense  ──┐
-          ├─► encode ─► search_sparse ──┴─► weighted fusion ──┐
+    query ──► embed ─┬─► search_dense (chunk vectors) ─┐
+                     └─► search_dense (name vectors)  ─┤
+          ├─► encode ─► search_sparse ─────────────────┴─► weighted fusion ──┐
           └─► names the query mentions (names.py) ─────────────┴─► + boost of chunks defining one
                                                   ──► merge overlapping hits of one file ──► top N
 The fusion, its weights and the boosts come from bench/retrieval_quality.py, never tuned per query.
@@ -16,12 +17,16 @@ from reactstep.tools.errors import ToolError
 from reactstep.tools.vectors.embeddings import Embedder
 from reactstep.tools.vectors.names import definition_match, name_overlap, query_names
 from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query, tokenize
-from reactstep.tools.vectors.store import SearchFilter, VectorHit, VectorStore, VectorStoreError
+from reactstep.tools.vectors.store import NAME, SearchFilter, VectorHit, VectorStore, VectorStoreError
 
 Mode = Literal["hybrid", "dense", "lexical"]
 Fusion = Literal["score", "rrf"]
 RRF_K = 60
 CANDIDATES = 50  # at least this many hits from each ranking; twice max_results when that is more
+# A passage is a match when its fused score is at least this share of the query's best passage's.
+# bench/retrieval_quality.py: with 0.4, 1-2% of the right functions that rank in the top 10 fall
+# below it, and a query has a median of 8-11 matches (the merged pool holds 70-90 candidates).
+RELEVANCE_FLOOR = 0.4
 
 
 def embedding_space(embedder: Embedder) -> str:
@@ -43,6 +48,7 @@ class RetrievalConfig:
     mode: Mode = "hybrid"
     dense_weight: float = 1.0
     lexical_weight: float = 0.7
+    name_weight: float = 0.5  # the ranking of the chunks' name vectors (symbol and parameters), hybrid only
     # Chosen by bench/fusion_sweep.py over 5 packages x 2 query sets (mean MRR@10), never per query:
     # min-max score fusion beat weighted RRF at every lexical weight (0.520-0.524 vs 0.487-0.507).
     fusion: Fusion = "score"  # weighted sum of min-max normalised scores, or weighted reciprocal ranks
@@ -76,10 +82,11 @@ class CodeIndex:
     def search(
         self, where: SearchFilter, query: str, limit: int, current: Callable[[Passage], bool] | None = None
     ) -> tuple[list[Passage], int]:
-        """The best passages (at most `limit`) and how many were found before the cut.
+        """The best passages (at most `limit`) and how many match: score at least RELEVANCE_FLOOR
+        times the best passage's (passages below it still fill `limit`).
 
         `current`, when given, is asked of each passage in rank order until `limit` are kept; a
-        passage it refuses (its file changed since indexing) is dropped, never shown.
+        passage it refuses (its file changed since indexing) is dropped, never shown or counted.
         """
         candidates = max(CANDIDATES, 2 * limit)  # each ranking offers enough for the merged top `limit`
         query_vector = self.embedder.embed_query(query) if self.config.mode != "lexical" else None
@@ -94,15 +101,19 @@ class CodeIndex:
         if not hits and self.vectors.count(collection, where.project_id) == 0:
             raise ToolError(self._not_indexed_reason(collection, where.project_id))
         passages = merge_overlapping(hits)
+        floor = RELEVANCE_FLOOR * passages[0].score if passages else 0.0
+        matches = sum(1 for passage in passages if passage.score >= floor)
         if current is None:
-            return passages[:limit], len(passages)
+            return passages[:limit], matches
         kept: list[Passage] = []
-        for checked, passage in enumerate(passages, start=1):
+        for passage in passages:
             if current(passage):
                 kept.append(passage)
                 if len(kept) == limit:
-                    return kept, len(passages) - (checked - len(kept))
-        return kept, len(kept)
+                    break
+            elif passage.score >= floor:
+                matches -= 1
+        return kept, matches
 
     def _ranked(
         self,
@@ -116,6 +127,9 @@ class CodeIndex:
         if query_vector is not None:
             dense = self.vectors.search_dense(collection, query_vector, where, candidates)
             rankings.append((self.config.dense_weight, dense))
+        if query_vector is not None and self.config.mode == "hybrid" and self.config.name_weight:
+            names = self.vectors.search_dense(collection, query_vector, where, candidates, using=NAME)
+            rankings.append((self.config.name_weight, names))
         if self.config.mode in ("hybrid", "lexical"):
             lexical = self.vectors.search_sparse(collection, encode_query(query), where, candidates)
             rankings.append((self.config.lexical_weight, lexical))

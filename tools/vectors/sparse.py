@@ -37,7 +37,9 @@ MIN_TOKEN_LENGTH = 2
 MAX_TOKEN_LENGTH = 64
 # Bump when tokens or weights change: the points of each format live in a collection of their own
 # (retrieval.collection_name), so an upgraded server re-indexes in full instead of mixing formats.
-WORD_VECTORS_FORMAT = 2  # 2: stemmed parts, question words dropped, BM25 lengths of function-sized chunks
+# 2: stemmed parts, question words dropped, BM25 lengths of function-sized chunks;
+# 3: the collection also holds a "name" dense vector per chunk (index/chunk_text.name_text)
+WORD_VECTORS_FORMAT = 3
 INDEX_MASK = 0x7FFF_FFFF  # 31 bits: a non-negative index every Qdrant client and engine accepts
 
 # Words that appear in nearly every chunk of some language or comment and so carry no signal.

@@ -4,8 +4,9 @@
     qdrant              QdrantVectorStore  a Qdrant server or cluster by URL (":memory:" in tests),
                                            in qdrant.py
 
-A collection holds every project's chunks: a named dense vector ("dense", cosine) and a named
-sparse vector ("sparse", IDF modifier, so sparse.py's term weights score as BM25). Every
+A collection holds every project's chunks: a named dense vector ("dense", cosine), for chunk
+collections a second one of the chunk's name ("name", cosine, same size), and a named sparse vector
+("sparse", IDF modifier, so sparse.py's term weights score as BM25). Every
 query is scoped to one project, and sparse IDF is computed over that project's points only.
 The store adds `path_prefixes` (each ancestor directory of `path`, and `path` itself) so a
 directory filter is one keyword match, and strips it from the payloads it returns.
@@ -22,7 +23,9 @@ from typing import Any, Protocol
 from reactstep.tools.vectors.sparse import SparseVector
 
 DENSE = "dense"
+NAME = "name"  # the dense vector of a chunk's symbol name and parameters (indexer.name_text)
 SPARSE = "sparse"
+CHUNK_VECTORS = (DENSE, NAME)  # the dense vectors of a chunk collection; the embedding cache has DENSE only
 BATCH_SIZE = 256
 PAGE_SIZE = 1024
 PATH_PREFIXES = "path_prefixes"
@@ -42,12 +45,13 @@ class VectorStoreUnavailable(Exception):
 
 @dataclass(frozen=True)
 class ChunkPoint:
-    """One code chunk to store: a UUID id, both vectors, and its payload."""
+    """One code chunk to store: a UUID id, its vectors, and its payload."""
 
     id: str
     dense: list[float]
     sparse: SparseVector
     payload: dict[str, Any]
+    name: list[float] | None = None  # the NAME vector, for a collection made with it
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class VectorHit:
 class VectorStore(Protocol):
     """Chunk vectors grouped in collections; every read is scoped to one project."""
 
-    def ensure_collection(self, name: str, dimension: int) -> None: ...
+    def ensure_collection(self, name: str, dimension: int, dense: Sequence[str] = (DENSE,)) -> None: ...
     def upsert(self, collection: str, points: Sequence[ChunkPoint]) -> None: ...
     def delete(self, collection: str, ids: Sequence[str]) -> None: ...
     def project_points(
@@ -80,7 +84,7 @@ class VectorStore(Protocol):
     def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None: ...
     def dense_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
     def search_dense(
-        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int
+        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
     ) -> list[VectorHit]: ...
     def search_sparse(
         self, collection: str, vector: SparseVector, where: SearchFilter, limit: int

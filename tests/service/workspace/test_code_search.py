@@ -199,7 +199,7 @@ def remote_client(
     body = {"embedding_model_config": {**REMOTE, "api_base": llm_server.base_url}}
     response = app.post("/api/projects/remote/index", json=body)
     assert response.status_code == 200, response.text
-    assert response.json()["collection"] == "chunks_openai_scripted_embedding_64_w2"
+    assert response.json()["collection"] == "chunks_openai_scripted_embedding_64_w3"
     return app
 
 
@@ -212,7 +212,7 @@ def test_a_litellm_embedding_model_indexes_and_searches(
     local = search(remote_client, project="remote", query="multiply")["observation"]
     assert local.startswith(
         "Error: project 'remote' is indexed with another embedding model "
-        "(chunks_openai_scripted_embedding_64_w2)"
+        "(chunks_openai_scripted_embedding_64_w3)"
     )
 
 

@@ -26,6 +26,6 @@ def test_an_older_format_is_indexed_again_without_embedding(
         "again)"
     )
     again = client.post("/api/projects/demo/index").json()
-    assert again["collection"].endswith("_w2") and again["incremental"] is False
+    assert again["collection"].endswith("_w3") and again["incremental"] is False
     assert (again["embedded"], again["reused"]) == (0, first["chunks"])
     assert search(client, query="main")["observation"].startswith("Found ")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from reactstep.tools.vectors.edge import EdgeVectorStore
 from reactstep.tools.vectors.qdrant import QdrantVectorStore
 from reactstep.tools.vectors.sparse import encode_document, encode_query, token_index
 from reactstep.tools.vectors.store import (
+    CHUNK_VECTORS,
+    NAME,
     ChunkPoint,
     SearchFilter,
     VectorStore,
@@ -384,3 +387,13 @@ def test_project_points_below_a_path(store: VectorStore) -> None:
     assert [facts["path"] for facts in store.project_points(COLLECTION, "alpha", "src/apix.py").values()] == [
         "src/apix.py"
     ]
+
+
+def test_a_second_named_dense_vector_ranks_on_its_own(store: VectorStore) -> None:
+    store.ensure_collection("named", DIM, CHUNK_VECTORS)
+    north = [0.0, 1.0, 0.0, 0.0]
+    by_code = replace(chunk("by_code", dense=EAST), name=north)
+    by_name = replace(chunk("by_name", dense=north), name=EAST)
+    store.upsert("named", [by_code, by_name])
+    assert names(store.search_dense("named", EAST, ALPHA, 2)) == ["by_code", "by_name"]
+    assert names(store.search_dense("named", EAST, ALPHA, 2, using=NAME)) == ["by_name", "by_code"]
