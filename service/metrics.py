@@ -92,18 +92,20 @@ class Metrics:
             registry=registry,
         )
         self._children: dict[tuple[Any, ...], Any] = {}
+        self._http: dict[tuple[str, str, int], tuple[Callable[[], None], Callable[[float], None]]] = {}
 
     def http_request(self, method: str, route: str, status: int, seconds: float) -> None:
-        """One answered request."""
-        counter, histogram = self._child(
-            ("http", method, route, status),
-            lambda: (
-                self._requests.labels(method, route, str(status)),
-                self._request_seconds.labels(method, route, str(status)),
-            ),
-        )
-        counter.inc()
-        histogram.observe(seconds)
+        """One answered request: the children's bound methods, cached per (method, route, status)."""
+        recorders = self._http.get((method, route, status))
+        if recorders is None:
+            labels = (method, route, str(status))
+            recorders = self._http[method, route, status] = (
+                self._requests.labels(*labels).inc,
+                self._request_seconds.labels(*labels).observe,
+            )
+        count, observe = recorders
+        count()
+        observe(seconds)
 
     def llm_call(self, provider: str, outcome: str, seconds: float, retry: bool) -> None:
         """One LLM call attempt; `retry`: it was not the step's first."""
