@@ -15,6 +15,7 @@ from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
+from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 from reactstep.service.workspace.projects import require_project_from_loop
 
@@ -50,7 +51,7 @@ async def execute_action(request: Request) -> Response:
     if runs_on_loop(body, runtime):
         result = run_execute_action(body, runtime)
     else:
-        result = await run_in_threadpool(run_execute_action, body, runtime)
+        result = await on_worker(run_execute_action, body, runtime)
     return model_response(result)
 
 
