@@ -194,8 +194,9 @@ def log_line(
         line = formatter.line(created, level_name, logger.name, message, request_id, fields)
         handler.acquire()
         try:
-            handler.stream.write(line + handler.terminator)
-            handler.flush()
+            stream = handler.stream
+            stream.write(line + handler.terminator)
+            stream.flush()  # as StreamHandler.flush, whose lock is held here already
         except Exception:  # as StreamHandler.emit: the handler reports it, the request goes on
             handler.handleError(logger.makeRecord(logger.name, level, "(log_line)", 0, message, (), None))
         finally:

@@ -92,7 +92,9 @@ class Metrics:
             registry=registry,
         )
         self._children: dict[tuple[Any, ...], Any] = {}
+        # The per-request calls keep their children's bound methods: no labels() lookup, no closure.
         self._http: dict[tuple[str, str, int], tuple[Callable[[], None], Callable[[float], None]]] = {}
+        self._tool_observe: dict[str, Callable[[float], None]] = {}
 
     def http_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """One answered request: the children's bound methods, cached per (method, route, status)."""
@@ -125,7 +127,10 @@ class Metrics:
 
     def tool_call(self, tool: str, seconds: float, is_error: bool) -> None:
         """One execute_action tool run."""
-        self._child(("tool", tool), lambda: self._tool_seconds.labels(tool)).observe(seconds)
+        observe = self._tool_observe.get(tool)
+        if observe is None:
+            observe = self._tool_observe[tool] = self._tool_seconds.labels(tool).observe
+        observe(seconds)
         if is_error:
             self._child(("tool_error", tool), lambda: self._tool_errors.labels(tool)).inc()
 
