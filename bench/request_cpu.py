@@ -7,8 +7,8 @@ lines going to /dev/null), alternately, `--rounds` times `--requests` POSTs of r
 round is timed in this thread's CPU time, so other processes on a shared machine barely move it.
 Printed: the least and the median microseconds per request of each, and their difference, which is
 what the service's own layers cost (ids, log line, metrics, auth, admission, validation, the tool).
-The file is read ~10 s after it was written: a local store trusts its kept copy only once the
-file's times are safely in the past, so earlier rounds read the disk.
+The file is read 10 s after it was written: a local store trusts a kept copy only once the file's
+times are 2 s in the past (tools/store/memos.py), so earlier reads go to the disk.
 """
 
 import argparse
