@@ -51,6 +51,7 @@ FORBIDDEN = [
             "reactstep.service.request_context",
             "reactstep.service.logs",
             "reactstep.service.metrics",
+            "reactstep.service.worker_threads",
         )
         for sub in (
             "reactstep.service.http",

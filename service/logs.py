@@ -7,6 +7,11 @@
     log_event(logger, level, message, **fields)
                                        a record with structured fields, built only when the level
                                        lets it through
+    log_line(logger, level, message, request_id, fields)
+                                       the same line without a LogRecord (the request line, once
+                                       per request): when every handler the record would reach is
+                                       a plain StreamHandler with our formatter, the formatter's
+                                       line() goes straight to its stream; otherwise log_event
 
 A JSON line: {"ts", "level", "logger", "message", "request_id", <fields>..., "exception"?}. Secrets
 never reach it: the record's text is scrubbed when it is made (redaction.install_log_scrubber), and
@@ -85,41 +90,147 @@ def stamp_request_ids() -> None:
         _stamping = True
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per record, on one line."""
+class LineFormatter(logging.Formatter):
+    """Our formats: a record's parts as one line, made from a record (format) or without one (line)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        """The record as a JSON line."""
+        """The record as one line (plus its traceback, if any)."""
+        exception = (record.exc_text or self.formatException(record.exc_info)) if record.exc_info else None
+        fields: dict[str, Any] = getattr(record, "fields", None) or {}
+        return self.line(
+            record.created,
+            record.levelname,
+            record.name,
+            record.getMessage(),
+            getattr(record, "request_id", None),
+            _clean(fields, bool(known_secrets())),
+            exception,
+        )
+
+    def line(
+        self,
+        created: float,
+        level_name: str,
+        logger_name: str,
+        message: str,
+        request_id: str | None,
+        fields: dict[str, Any],
+        exception: str | None = None,
+    ) -> str:
+        """The line for these parts; `fields` are scrubbed already."""
+        raise NotImplementedError
+
+
+class JsonFormatter(LineFormatter):
+    """One JSON object per record, on one line."""
+
+    def line(
+        self,
+        created: float,
+        level_name: str,
+        logger_name: str,
+        message: str,
+        request_id: str | None,
+        fields: dict[str, Any],
+        exception: str | None = None,
+    ) -> str:
+        """The parts as a JSON line."""
         entry: dict[str, Any] = {
-            "ts": _timestamp(record.created),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-            "request_id": getattr(record, "request_id", None),
+            "ts": _timestamp(created),
+            "level": level_name.lower(),
+            "logger": logger_name,
+            "message": message,
+            "request_id": request_id,
         }
-        entry.update(_fields(record))
-        if record.exc_info:
-            entry["exception"] = record.exc_text or self.formatException(record.exc_info)
+        entry.update(fields)
+        if exception is not None:
+            entry["exception"] = exception
         return _encode(entry)
 
 
-class TextFormatter(logging.Formatter):
+class TextFormatter(LineFormatter):
     """`ts level logger message key=value ...`: the same fields, for a person at a terminal."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        """The record as one line of text (plus its traceback, if any)."""
-        fields = {"request_id": getattr(record, "request_id", None), **_fields(record)}
-        pairs = " ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
-        line = f"{_timestamp(record.created)} {record.levelname:<7} {record.name} {record.getMessage()}"
+    def line(
+        self,
+        created: float,
+        level_name: str,
+        logger_name: str,
+        message: str,
+        request_id: str | None,
+        fields: dict[str, Any],
+        exception: str | None = None,
+    ) -> str:
+        """The parts as one line of text (plus the traceback, if any)."""
+        pairs = " ".join(
+            f"{key}={value}"
+            for key, value in {"request_id": request_id, **fields}.items()
+            if value is not None
+        )
+        line = f"{_timestamp(created)} {level_name:<7} {logger_name} {message}"
         line = f"{line} {pairs}" if pairs else line
-        if record.exc_info:
-            line = f"{line}\n{record.exc_text or self.formatException(record.exc_info)}"
-        return line
+        return f"{line}\n{exception}" if exception is not None else line
 
 
-def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    fields: dict[str, Any] = getattr(record, "fields", None) or {}
-    if not known_secrets():
+def log_line(
+    logger: logging.Logger, level: int, message: str, request_id: str | None, fields: dict[str, Any]
+) -> None:
+    """What log_event(logger, level, message, **fields) writes, made in the request's context, without
+    the LogRecord, factory and Formatter round trip when nothing but our own stream handlers would see
+    the record (as under `reactstep serve`). Anything else (a capture handler, a filter, another
+    formatter) gets the record as before."""
+    if not logger.isEnabledFor(level):
+        return
+    handlers = _plain_handlers(logger, level)
+    if not handlers:
+        log_event(logger, level, message, **fields)
+        return
+    created = time.time()
+    secrets = bool(known_secrets())
+    if secrets:  # as the record factory and the formatter scrub the record
+        message, fields = scrub(message), _clean(fields, secrets)
+    level_name = logging.getLevelName(level)
+    for handler, formatter in handlers:
+        line = formatter.line(created, level_name, logger.name, message, request_id, fields)
+        handler.acquire()
+        try:
+            stream = handler.stream
+            stream.write(line + handler.terminator)
+            stream.flush()  # as StreamHandler.flush, whose lock is held here already
+        except Exception:  # as StreamHandler.emit: the handler reports it, the request goes on
+            handler.handleError(logger.makeRecord(logger.name, level, "(log_line)", 0, message, (), None))
+        finally:
+            handler.release()
+
+
+def _plain_handlers(
+    logger: logging.Logger, level: int
+) -> list[tuple[logging.StreamHandler[Any], LineFormatter]]:
+    """The handlers a record from `logger` at `level` would reach, if each is a plain StreamHandler
+    with our formatter and no filters and the logger has no filters; else an empty list."""
+    if logger.filters:
+        return []
+    found: list[tuple[logging.StreamHandler[Any], LineFormatter]] = []
+    current: logging.Logger | None = logger
+    while current is not None:
+        for handler in current.handlers:
+            if level < handler.level:
+                continue
+            formatter = handler.formatter
+            if (
+                type(handler) is not logging.StreamHandler
+                or handler.filters
+                or not isinstance(formatter, LineFormatter)
+            ):
+                return []
+            found.append((handler, formatter))
+        current = current.parent if current.propagate else None
+    return found
+
+
+def _clean(fields: dict[str, Any], secrets: bool) -> dict[str, Any]:
+    """The fields with secret-named values and known secrets redacted (as is, when none are known)."""
+    if not secrets:
         return fields
     redacted: dict[str, Any] = redact_fields(fields)
     return {key: scrub(value) if isinstance(value, str) else value for key, value in redacted.items()}

@@ -92,18 +92,22 @@ class Metrics:
             registry=registry,
         )
         self._children: dict[tuple[Any, ...], Any] = {}
+        # The per-request calls keep their children's bound methods: no labels() lookup, no closure.
+        self._http: dict[tuple[str, str, int], tuple[Callable[[], None], Callable[[float], None]]] = {}
+        self._tool_observe: dict[str, Callable[[float], None]] = {}
 
     def http_request(self, method: str, route: str, status: int, seconds: float) -> None:
-        """One answered request."""
-        counter, histogram = self._child(
-            ("http", method, route, status),
-            lambda: (
-                self._requests.labels(method, route, str(status)),
-                self._request_seconds.labels(method, route, str(status)),
-            ),
-        )
-        counter.inc()
-        histogram.observe(seconds)
+        """One answered request: the children's bound methods, cached per (method, route, status)."""
+        recorders = self._http.get((method, route, status))
+        if recorders is None:
+            labels = (method, route, str(status))
+            recorders = self._http[method, route, status] = (
+                self._requests.labels(*labels).inc,
+                self._request_seconds.labels(*labels).observe,
+            )
+        count, observe = recorders
+        count()
+        observe(seconds)
 
     def llm_call(self, provider: str, outcome: str, seconds: float, retry: bool) -> None:
         """One LLM call attempt; `retry`: it was not the step's first."""
@@ -123,7 +127,10 @@ class Metrics:
 
     def tool_call(self, tool: str, seconds: float, is_error: bool) -> None:
         """One execute_action tool run."""
-        self._child(("tool", tool), lambda: self._tool_seconds.labels(tool)).observe(seconds)
+        observe = self._tool_observe.get(tool)
+        if observe is None:
+            observe = self._tool_observe[tool] = self._tool_seconds.labels(tool).observe
+        observe(seconds)
         if is_error:
             self._child(("tool_error", tool), lambda: self._tool_errors.labels(tool)).inc()
 

@@ -102,7 +102,7 @@ class AuthMiddleware:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        grant = self.grant_for(Request(scope).headers.get("authorization"))
+        grant = self.grant_for(_authorization(scope)) if self.entries else EVERY_PROJECT
         if grant is None:
             await _unauthorized()(scope, receive, send)
             return
@@ -169,6 +169,14 @@ def _bearer_token(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS:
         return None
     return token
+
+
+def _authorization(scope: Scope) -> str | None:
+    """The Authorization header, as Starlette's Headers would give it (the first, latin-1)."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return None
 
 
 def _unauthorized() -> JSONResponse:

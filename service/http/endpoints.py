@@ -15,6 +15,7 @@ from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
+from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 from reactstep.service.workspace.projects import require_project_from_loop
 
@@ -24,15 +25,15 @@ def _runtime(request: Request) -> Runtime:
     return runtime
 
 
-async def _read(request: Request, model: type[Model], allow_empty: bool = False) -> Model:
-    settings = _runtime(request).settings
+async def _read(request: Request, runtime: Runtime, model: type[Model], allow_empty: bool = False) -> Model:
+    settings = runtime.settings
     return await read_model(request, model, settings.max_body_bytes, allow_empty, settings.max_json_depth)
 
 
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = await _read(request, ReactStepRequest)
+    body = await _read(request, runtime, ReactStepRequest)
     authorize_project(request, body.project_id)
     await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)
@@ -45,12 +46,12 @@ async def react_step(request: Request) -> Response:
 async def execute_action(request: Request) -> Response:
     """POST /api/agent/execute_action."""
     runtime = _runtime(request)
-    body = await _read(request, ExecuteActionRequest)
+    body = await _read(request, runtime, ExecuteActionRequest)
     authorize_project(request, body.project_id)
     if runs_on_loop(body, runtime):
         result = run_execute_action(body, runtime)
     else:
-        result = await run_in_threadpool(run_execute_action, body, runtime)
+        result = await on_worker(run_execute_action, body, runtime)
     return model_response(result)
 
 

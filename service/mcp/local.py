@@ -2,12 +2,11 @@
 
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
-
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.mcp.server import ToolCall
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
+from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 
 
@@ -23,6 +22,6 @@ def local_caller(runtime: Runtime) -> ToolCall:
     async def call(request: ExecuteActionRequest) -> ExecuteActionResponse:
         if runs_on_loop(request, runtime):
             return run_execute_action(request, runtime)
-        return await run_in_threadpool(run_execute_action, request, runtime)
+        return await on_worker(run_execute_action, request, runtime)
 
     return call

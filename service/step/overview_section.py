@@ -7,10 +7,9 @@ not indexed ──► the section says no overview is available (not an error)
 
 from dataclasses import dataclass
 
-from starlette.concurrency import run_in_threadpool
-
 from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.step.prompting import render
+from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.tools.index.overview import load_overview
 from reactstep.tools.store.objects import ObjectStore
@@ -28,7 +27,7 @@ async def read_requested_overview(request: ReactStepRequest, store: ObjectStore)
     """The project's stored overview when the request asks for it; None when not asked or not indexed."""
     if not request.include_project_overview:
         return None
-    return await run_in_threadpool(_read, store, request.project_id)
+    return await on_worker(_read, store, request.project_id)
 
 
 def _read(store: ObjectStore, project_id: str) -> str | None:

@@ -9,10 +9,10 @@ import contextlib
 from collections.abc import Iterator
 
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 
 from reactstep.service.errors import InvalidPath, UnknownProject
 from reactstep.service.runtime import Runtime
+from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.tools.errors import ProjectNotFound, UnsafePath
 from reactstep.tools.projects.journal import ProjectHead
@@ -43,7 +43,7 @@ async def require_project_from_loop(project_id: str, runtime: Runtime) -> Projec
     remote one on a worker thread."""
     if runtime.store.local:
         return require_project(project_id, runtime)
-    return await run_in_threadpool(require_project, project_id, runtime)
+    return await on_worker(require_project, project_id, runtime)
 
 
 def create_project(project_id: str, runtime: Runtime) -> tuple[ProjectReport, bool]:

@@ -52,3 +52,30 @@ def test_the_gateway_answers_as_litellm_does_and_skips_its_success_logging(logge
     assert sent["messages"] == MESSAGES
     assert sent["stop"] == ["Observation:"]
     assert logged == ["Final Answer: from litellm"]
+
+
+def test_litellm_timing_hook_runs_on_the_workers_own_loop_not_a_new_one_per_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """litellm reports each sync call to its service logger through an async hook; a worker keeps a
+    loop for it, so calls after the first make no event loop (asyncio.run made one per call)."""
+    made: list[asyncio.AbstractEventLoop] = []
+    new_event_loop = asyncio.new_event_loop
+
+    def counted() -> asyncio.AbstractEventLoop:
+        made.append(new_event_loop())
+        return made[-1]
+
+    with ScriptedLLMServer() as llm:
+        llm.push(*[f"Final Answer: {n}" for n in range(4)])
+        request = LLMRequest("openai/m", MESSAGES, 0.0, 64, 10.0, api_base=llm.base_url)
+        gateway = LiteLLMGateway(max_workers=1)
+
+        async def four_calls() -> list[str]:
+            monkeypatch.setattr(asyncio, "new_event_loop", counted)
+            monkeypatch.setattr(asyncio.events, "new_event_loop", counted)  # what asyncio.run calls
+            return [(await gateway.complete(request)).text for _ in range(4)]
+
+        texts = asyncio.run(four_calls())
+    assert texts == [f"Final Answer: {n}" for n in range(4)]
+    assert len(made) == 1  # the one worker's own loop
