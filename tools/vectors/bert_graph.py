@@ -103,7 +103,7 @@ class _Builder:
 
     def op(self, op_type: str, *inputs: str, **attributes: Any) -> str:
         output = self._name(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, list(inputs), [output], **attributes))
+        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=output, **attributes))
         return output
 
     def embeddings(self, shape: BertShape) -> str:
@@ -164,7 +164,9 @@ class _Builder:
     def contrib(self, op_type: str, *inputs: str, **attributes: Any) -> str:
         """An onnxruntime fused op (com.microsoft domain)."""
         output = self._name(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, list(inputs), [output], domain=CONTRIB, **attributes))
+        self.nodes.append(
+            helper.make_node(op_type, list(inputs), [output], name=output, domain=CONTRIB, **attributes)
+        )
         return output
 
     def _name(self, kind: str) -> str:
