@@ -6,7 +6,7 @@ One project of --chunks synthetic chunks (10 per file; the files exist in the st
 check does its real HEADs): random unit dense vectors and BM25 vectors of synthetic code
 (bench/vector_search.py's generator), written straight to the embedded store in the product's
 collection, so building it embeds nothing. Queries are English phrases plus two identifiers of the
-corpus. Prints p50/p95 of the whole call and of the query embedding alone, and the load average.
+corpus. Prints p50/p95 of the whole call, and of the query embedding and each search alone.
 """
 
 import argparse
@@ -29,9 +29,9 @@ from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.schemas import ExecuteActionRequest
 from reactstep.service.settings import Settings
 from reactstep.service.workspace.actions import run_execute_action
-from reactstep.tools.vectors.retrieval import collection_name
-from reactstep.tools.vectors.sparse import encode_document
-from reactstep.tools.vectors.store import ChunkPoint
+from reactstep.tools.vectors.retrieval import CANDIDATES, collection_name
+from reactstep.tools.vectors.sparse import encode_document, encode_query
+from reactstep.tools.vectors.store import ChunkPoint, SearchFilter
 
 PROJECT = "big"
 CHUNKS_PER_FILE = 10
@@ -108,6 +108,13 @@ def measure(runtime: Runtime, texts: list[str], count: int) -> None:
     rng = random.Random(3)
     whole: list[float] = []
     embedding: list[float] = []
+    dense: list[float] = []
+    sparse: list[float] = []
+    vectors, collection, where = (
+        runtime.vectors.get(),
+        collection_name(runtime.embedder),
+        SearchFilter(PROJECT),
+    )
     for n in range(count + 5):
         identifiers = rng.choice(texts).split()
         query = f"{PHRASES[n % len(PHRASES)]} {' '.join(rng.sample(identifiers, 2))}"
@@ -117,13 +124,24 @@ def measure(runtime: Runtime, texts: list[str], count: int) -> None:
         started = time.perf_counter()
         response = run_execute_action(request, runtime)
         middle = time.perf_counter()
-        runtime.embedder.embed_query(query + " again")
+        vector = runtime.embedder.embed_query(query + " again")
+        embedded = time.perf_counter()
+        vectors.search_dense(collection, vector, where, CANDIDATES)
+        searched = time.perf_counter()
+        vectors.search_sparse(collection, encode_query(query), where, CANDIDATES)
         done = time.perf_counter()
         assert not response.is_error and response.observation.startswith("Found"), response.observation[:200]
         if n >= 5:  # the first calls load the model and warm the store
             whole.append((middle - started) * 1000)
-            embedding.append((done - middle) * 1000)
-    for name, samples in (("code_search end to end", whole), ("query embedding alone", embedding)):
+            embedding.append((embedded - middle) * 1000)
+            dense.append((searched - embedded) * 1000)
+            sparse.append((done - searched) * 1000)
+    for name, samples in (
+        ("code_search end to end", whole),
+        ("query embedding alone", embedding),
+        (f"dense search alone (top {CANDIDATES})", dense),
+        (f"sparse search alone (top {CANDIDATES})", sparse),
+    ):
         print(
             f"{name}: p50 {percentile(samples, 0.5):.1f} ms, p95 {percentile(samples, 0.95):.1f} ms "
             f"(n={len(samples)})"
