@@ -1,7 +1,9 @@
 """Indexing and code_search speed on a repository of 1,000+ files, through the product path.
 
-Run: .venv/bin/python bench/index_speed.py [--files 1200] [--queries 100]
-The corpus is .py files (200 B - 16 KB) of packages installed in this venv, copied into a temp project.
+Run: .venv/bin/python bench/index_speed.py [--files 1200] [--queries 100] [--release pytest]
+The corpus is .py files (200 B - 16 KB) of packages installed in this venv, copied into a temp project;
+with --release, a package's released source from PyPI as it is (every file, docstrings kept), e.g.
+pytest 9.2.0: 2,500 chunks. The index runs with the embedding model REACTSTEP_EMBEDDING_MODEL names.
 Prints: index throughput (files/s, chunks/s), re-index after touching one file, and code_search
 latency p50/p95 end to end (query embedding + hybrid search + rendering) and vector search alone.
 """
@@ -17,6 +19,7 @@ from io import StringIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from docstring_dataset import fetch_package
 from stats import describe, machine
 
 from reactstep.client.cli import main as reactstep
@@ -42,10 +45,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=1200)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--release", help="index this package's released source instead (pip, no deps)")
     args = parser.parse_args()
-    print(machine())
+    print(f"{machine()}, load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as work:
-        project = _corpus(Path(work) / "repo", args.files)
+        if args.release:
+            project = _release(Path(work), args.release)
+        else:
+            project = _corpus(Path(work) / "repo", args.files)
         settings = Settings(data_dir=Path(work) / "data")
         os.environ["REACTSTEP_DATA_DIR"] = str(settings.data_dir)
         first = _index(project)
@@ -71,6 +78,15 @@ def _corpus(root: Path, limit: int) -> Path:
         shutil.copyfile(path, target)
     print(f"corpus: {len(files)} .py files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB")
     return root
+
+
+def _release(work: Path, name: str) -> Path:
+    source = fetch_package(name, work)
+    files = list(source.rglob("*.py"))
+    print(
+        f"corpus: {name} release, {len(files)} .py files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
+    )
+    return source
 
 
 def _index(project: Path) -> str:

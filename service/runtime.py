@@ -14,7 +14,7 @@ from reactstep.tools.catalog import default_registry
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.registry import ToolLimits, ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.vectors.embeddings import Embedder, LocalEmbedder
+from reactstep.tools.vectors.embeddings import MODEL_NAME, Embedder, LocalEmbedder
 from reactstep.tools.vectors.retrieval import RetrievalConfig
 from reactstep.tools.vectors.store import VectorStore
 from reactstep.tools.writes.approval import Approvals, open_approvals
@@ -90,8 +90,10 @@ def tool_limits(settings: Settings) -> ToolLimits:
 
 
 def local_embedder(settings: Settings) -> LocalEmbedder:
-    """The shipped model; it loads on first use, not here."""
-    return LocalEmbedder(settings.models_root, threads=settings.embedding_threads)
+    """The local model the settings name (all-MiniLM-L6-v2 when they name a litellm one); it loads on
+    first use, not here."""
+    model = settings.embedding_model if settings.embedding_model.startswith("local/") else MODEL_NAME
+    return LocalEmbedder(settings.models_root, threads=settings.embedding_threads, model=model)
 
 
 def build_runtime(

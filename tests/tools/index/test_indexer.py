@@ -155,3 +155,19 @@ def test_index_paths_touches_only_the_given_files(
     assert (gone.files, gone.removed) == (0, 1)
     assert vectors.count(report.collection, "demo") == first.chunks
     assert run(files, vectors, local_embedder).embedded == 0  # a full run agrees with the partial ones
+
+
+def test_progress_goes_on_while_chunks_are_embedded(
+    files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
+) -> None:
+    calls: list[tuple[int, int, str]] = []
+    index_project(
+        "demo",
+        files,
+        vectors,
+        local_embedder,
+        max_file_bytes=100_000,
+        progress=lambda *call: calls.append(call),
+    )
+    # One call per file planned (logo.png is no source), then one per embedding window, all files done.
+    assert calls == [(1, 2, "README.md"), (2, 2, "src/app.py"), (2, 2, "src/app.py")]

@@ -1,0 +1,152 @@
+"""code_search latency at 100k chunks, end to end: query embedding, both searches, fusion, file checks
+and rendering, through run_execute_action as the HTTP route calls it.
+
+Run: .venv/bin/python bench/code_search_latency.py [--chunks 100000] [--queries 200]
+One project of --chunks synthetic chunks (10 per file; the files exist in the store, so the freshness
+check does its real HEADs): random unit dense vectors and BM25 vectors of synthetic code
+(bench/vector_search.py's generator), written straight to the embedded store in the product's
+collection, so building it embeds nothing. Queries are English phrases plus two identifiers of the
+corpus. Prints p50/p95 of the whole call, and of the query embedding and each search alone.
+"""
+
+import argparse
+import itertools
+import os
+import random
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from stats import machine, percentile
+from vector_search import POOL, make_chunk_text, make_vocabulary
+
+from reactstep.service.runtime import Runtime, build_runtime
+from reactstep.service.schemas import ExecuteActionRequest
+from reactstep.service.settings import Settings
+from reactstep.service.workspace.actions import run_execute_action
+from reactstep.tools.vectors.retrieval import CANDIDATES, collection_name
+from reactstep.tools.vectors.sparse import encode_document, encode_query
+from reactstep.tools.vectors.store import ChunkPoint, SearchFilter
+
+PROJECT = "big"
+CHUNKS_PER_FILE = 10
+LINES = 12
+PHRASES = ("parse the response", "retry a request", "validate the field", "open the file", "cache the value")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    print(machine())
+    with tempfile.TemporaryDirectory() as work:
+        runtime = build_runtime(Settings(data_dir=Path(work) / "data"))
+        texts = build(runtime, args.chunks)
+        measure(runtime, texts, args.queries)
+        runtime.vectors.close()
+    print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}")
+
+
+def build(runtime: Runtime, chunks: int) -> list[str]:
+    """The project, its files and its points; the chunk texts."""
+    started = time.perf_counter()
+    rng = random.Random(7)
+    words = make_vocabulary(rng)
+    cumulative = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(words))))
+    texts = [make_chunk_text(rng, words, cumulative) for _ in range(POOL)]
+    sparse = [encode_document(text) for text in texts]
+    runtime.projects.create(PROJECT)
+    vectors, collection = runtime.vectors.get(), collection_name(runtime.embedder)
+    vectors.ensure_collection(collection, runtime.embedder.dimension)
+    dense = np.random.default_rng(1).standard_normal((chunks, 384), dtype=np.float32)
+    dense /= np.linalg.norm(dense, axis=1, keepdims=True)
+    for first in range(0, chunks, 10_000):
+        points = []
+        for file in range(first // CHUNKS_PER_FILE, min(chunks, first + 10_000) // CHUNKS_PER_FILE):
+            path = f"src/pkg{file % 100}/module{file}.py"
+            body = [texts[(file * CHUNKS_PER_FILE + n) % POOL] for n in range(CHUNKS_PER_FILE)]
+            info = runtime.store.put(
+                PROJECT, path, "\n".join(line for text in body for line in [text] * LINES).encode()
+            )
+            for n, text in enumerate(body):
+                index = file * CHUNKS_PER_FILE + n
+                payload = {
+                    "project_id": PROJECT,
+                    "path": path,
+                    "start_line": n * LINES + 1,
+                    "end_line": (n + 1) * LINES,
+                    "language": "python",
+                    "symbol": text.split()[0],
+                    "kind": "function",
+                    "signature": f"def {text.split()[0]}():",
+                    "content_hash": str(index),
+                    "content": "\n".join([text] * LINES),
+                    "file_etag": info.etag,
+                    "file_chunks": CHUNKS_PER_FILE,
+                }
+                points.append(
+                    ChunkPoint(
+                        str(uuid.UUID(int=index + 1)), dense[index].tolist(), sparse[index % POOL], payload
+                    )
+                )
+        vectors.upsert(collection, points)
+    runtime.projects.mark_indexed(PROJECT, 0, collection)
+    print(
+        f"project: {chunks} chunks in {chunks // CHUNKS_PER_FILE} files, "
+        f"built in {time.perf_counter() - started:.0f} s"
+    )
+    return texts
+
+
+def measure(runtime: Runtime, texts: list[str], count: int) -> None:
+    rng = random.Random(3)
+    whole: list[float] = []
+    embedding: list[float] = []
+    dense: list[float] = []
+    sparse: list[float] = []
+    vectors, collection, where = (
+        runtime.vectors.get(),
+        collection_name(runtime.embedder),
+        SearchFilter(PROJECT),
+    )
+    for n in range(count + 5):
+        identifiers = rng.choice(texts).split()
+        query = f"{PHRASES[n % len(PHRASES)]} {' '.join(rng.sample(identifiers, 2))}"
+        request = ExecuteActionRequest(
+            project_id=PROJECT, session_id="s", tool_name="code_search", tool_args={"query": query}
+        )
+        started = time.perf_counter()
+        response = run_execute_action(request, runtime)
+        middle = time.perf_counter()
+        vector = runtime.embedder.embed_query(query + " again")
+        embedded = time.perf_counter()
+        vectors.search_dense(collection, vector, where, CANDIDATES)
+        searched = time.perf_counter()
+        vectors.search_sparse(collection, encode_query(query), where, CANDIDATES)
+        done = time.perf_counter()
+        assert not response.is_error and response.observation.startswith("Found"), response.observation[:200]
+        if n >= 5:  # the first calls load the model and warm the store
+            whole.append((middle - started) * 1000)
+            embedding.append((embedded - middle) * 1000)
+            dense.append((searched - embedded) * 1000)
+            sparse.append((done - searched) * 1000)
+    for name, samples in (
+        ("code_search end to end", whole),
+        ("query embedding alone", embedding),
+        (f"dense search alone (top {CANDIDATES})", dense),
+        (f"sparse search alone (top {CANDIDATES})", sparse),
+    ):
+        print(
+            f"{name}: p50 {percentile(samples, 0.5):.1f} ms, p95 {percentile(samples, 0.95):.1f} ms "
+            f"(n={len(samples)})"
+        )
+
+
+if __name__ == "__main__":
+    main()
