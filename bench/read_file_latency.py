@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from peers import child, interleaved, load_average, side_by_side
 from stats import machine
+
+from reactstep.tools.store.memos import ContentMemo
 
 SOURCE = "".join(f"def function_{n}(value):\n    return value * {n}\n\n" for n in range(70)).encode()
 READ = {
@@ -55,6 +58,9 @@ def local(data: str, rounds: int) -> None:
     """The service on the local store against a bare app giving the same answer."""
     with child("service", settings={"data_dir": data}) as service, httpx.Client() as client:
         answer = _project_with_file(client, service.url)
+        # An agent reads files synced well before; the local store trusts a file's memo only once
+        # it is older than the racy window (a write in the same mtime tick stays invisible otherwise).
+        time.sleep(ContentMemo.RACY_S + 0.2)
         answer_file = Path(data) / "answer.json"
         answer_file.write_text(json.dumps(answer))
         with child("bare", str(answer_file)) as bare:
