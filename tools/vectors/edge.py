@@ -25,6 +25,7 @@ from reactstep.tools.vectors.store import (
     POINT_FACTS,
     SPARSE,
     ChunkPoint,
+    Ranking,
     SearchFilter,
     VectorHit,
     VectorStoreError,
@@ -131,34 +132,48 @@ class EdgeVectorStore:
         self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
     ) -> list[VectorHit]:
         """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
-        self._check_vector(collection, vector)
-        query = edge.Query.Nearest(list(vector), using=using)
-        return self._query(collection, query, where, limit, params=None)
+        return self.search_rankings(collection, [Ranking(using, vector)], where, limit)[0]
 
     def search_sparse(
         self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
     ) -> list[VectorHit]:
         """The `limit` best BM25-scored points (IDF over the project's points), best first."""
-        if not vector.indices:
-            return []
-        query = edge.Query.Nearest(edge_sparse(vector), using=SPARSE)
-        params = edge.SearchParams(idf=edge.IdfParams(corpus=edge_filter(project_terms(where.project_id))))
-        return self._query(collection, query, where, limit, params)
+        return self.search_rankings(collection, [Ranking(SPARSE, vector)], where, limit)[0]
 
-    def _query(
-        self, collection: str, query: edge.Query, where: SearchFilter, limit: int, params: Any
-    ) -> list[VectorHit]:
+    def search_rankings(
+        self, collection: str, rankings: Sequence[Ranking], where: SearchFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        """Each ranking's `limit` best points, best first, from one batch (one pass over the segments)."""
         shard = self._shard(collection)
-        request = edge.QueryRequest(
-            limit=limit,
-            query=query,
-            filter=edge_filter(filter_terms(where)),
-            params=params,
-            with_payload=True,
-        )
-        with engine_errors(f"search {collection!r}"):
-            hits = shard.query(request)
-        return [VectorHit(str(hit.id), hit.score, returned_payload(hit.payload)) for hit in hits]
+        requests: dict[int, edge.QueryRequest] = {}
+        for n, ranking in enumerate(rankings):
+            params = None
+            if isinstance(ranking.vector, SparseVector):
+                if not ranking.vector.indices:
+                    continue  # no known word: no ranking
+                query = edge.Query.Nearest(edge_sparse(ranking.vector), using=ranking.using)
+                params = edge.SearchParams(
+                    idf=edge.IdfParams(corpus=edge_filter(project_terms(where.project_id)))
+                )
+            else:
+                self._check_vector(collection, ranking.vector)
+                query = edge.Query.Nearest(list(ranking.vector), using=ranking.using)
+            requests[n] = edge.QueryRequest(
+                limit=limit,
+                query=query,
+                filter=edge_filter(filter_terms(where)),
+                params=params,
+                with_payload=True,
+            )
+        answers: list[list[VectorHit]] = [[] for _ in rankings]
+        if requests:
+            with engine_errors(f"search {collection!r}"):
+                found = shard.query_batch(edge.QueryBatchRequest(list(requests.values())))
+            for n, hits in zip(requests, found, strict=True):
+                answers[n] = [
+                    VectorHit(str(hit.id), hit.score, returned_payload(hit.payload)) for hit in hits
+                ]
+        return answers
 
     def count(self, collection: str, project_id: str) -> int:
         """How many points the project has."""

@@ -23,6 +23,7 @@ from reactstep.tools.vectors.store import (
     POINT_FACTS,
     SPARSE,
     ChunkPoint,
+    Ranking,
     SearchFilter,
     VectorHit,
     VectorStoreError,
@@ -148,31 +149,49 @@ class QdrantVectorStore:
         self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
     ) -> list[VectorHit]:
         """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
-        return self._query(collection, list(vector), using, where, limit, params=None)
+        return self.search_rankings(collection, [Ranking(using, vector)], where, limit)[0]
 
     def search_sparse(
         self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
     ) -> list[VectorHit]:
         """The `limit` best BM25-scored points (IDF over the project's points), best first."""
-        if not vector.indices:
-            return []
-        params = models.SearchParams(idf=models.IdfCorpusParams(corpus=project_filter(where.project_id)))
-        return self._query(collection, qdrant_sparse(vector), SPARSE, where, limit, params)
+        return self.search_rankings(collection, [Ranking(SPARSE, vector)], where, limit)[0]
 
-    def _query(
-        self, collection: str, query: Any, using: str, where: SearchFilter, limit: int, params: Any
-    ) -> list[VectorHit]:
-        with translated_errors(f"search {collection!r}"):
-            response = self._client.query_points(
-                collection,
+    def search_rankings(
+        self, collection: str, rankings: Sequence[Ranking], where: SearchFilter, limit: int
+    ) -> list[list[VectorHit]]:
+        """Each ranking's `limit` best points, best first, in one round trip."""
+        requests: dict[int, models.QueryRequest] = {}
+        for n, ranking in enumerate(rankings):
+            query: Any
+            params = None
+            if isinstance(ranking.vector, SparseVector):
+                if not ranking.vector.indices:
+                    continue  # no known word: no ranking
+                query = qdrant_sparse(ranking.vector)
+                params = models.SearchParams(
+                    idf=models.IdfCorpusParams(corpus=project_filter(where.project_id))
+                )
+            else:
+                query = list(ranking.vector)
+            requests[n] = models.QueryRequest(
                 query=query,
-                using=using,
-                query_filter=qdrant_filter(filter_terms(where)),
-                search_params=params,
+                using=ranking.using,
+                filter=qdrant_filter(filter_terms(where)),
+                params=params,
                 limit=limit,
                 with_payload=True,
             )
-        return [VectorHit(str(hit.id), hit.score, returned_payload(hit.payload)) for hit in response.points]
+        answers: list[list[VectorHit]] = [[] for _ in rankings]
+        if requests:
+            with translated_errors(f"search {collection!r}"):
+                found = self._client.query_batch_points(collection, requests=list(requests.values()))
+            for n, response in zip(requests, found, strict=True):
+                answers[n] = [
+                    VectorHit(str(hit.id), hit.score, returned_payload(hit.payload))
+                    for hit in response.points
+                ]
+        return answers
 
     def count(self, collection: str, project_id: str) -> int:
         """How many points the project has."""

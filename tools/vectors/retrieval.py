@@ -1,8 +1,8 @@
 """Hybrid retrieval over a project's chunks: dense and lexical rankings, fused, then merged per file.
 
-    query ──► embed ─┬─► search_dense (chunk vectors) ─┐
-                     └─► search_dense (name vectors)  ─┤
-          ├─► encode ─► search_sparse ─────────────────┴─► weighted fusion ──┐
+    query ──► embed ─┬─► nearest chunk vectors ─┐  one batched search
+                     └─► nearest name vectors  ─┤  (search_rankings)
+          ├─► encode ─► BM25 on word vectors ───┴─► weighted fusion ──┐
           └─► names the query mentions (names.py) ─────────────┴─► + boost of chunks defining one
                                                   ──► merge overlapping hits of one file ──► top N
 The fusion, its weights and the boosts come from bench/retrieval_quality.py, never tuned per query.
@@ -17,7 +17,16 @@ from reactstep.tools.errors import ToolError
 from reactstep.tools.vectors.embeddings import Embedder
 from reactstep.tools.vectors.names import definition_match, name_overlap, query_names
 from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query, tokenize
-from reactstep.tools.vectors.store import NAME, SearchFilter, VectorHit, VectorStore, VectorStoreError
+from reactstep.tools.vectors.store import (
+    DENSE,
+    NAME,
+    SPARSE,
+    Ranking,
+    SearchFilter,
+    VectorHit,
+    VectorStore,
+    VectorStoreError,
+)
 
 Mode = Literal["hybrid", "dense", "lexical"]
 Fusion = Literal["score", "rrf"]
@@ -123,16 +132,17 @@ class CodeIndex:
         query_vector: list[float] | None,
         candidates: int,
     ) -> list[tuple[float, VectorHit]]:
-        rankings: list[tuple[float, list[VectorHit]]] = []
+        wanted: list[tuple[float, Ranking]] = []
         if query_vector is not None:
-            dense = self.vectors.search_dense(collection, query_vector, where, candidates)
-            rankings.append((self.config.dense_weight, dense))
+            wanted.append((self.config.dense_weight, Ranking(DENSE, query_vector)))
         if query_vector is not None and self.config.mode == "hybrid" and self.config.name_weight:
-            names = self.vectors.search_dense(collection, query_vector, where, candidates, using=NAME)
-            rankings.append((self.config.name_weight, names))
+            wanted.append((self.config.name_weight, Ranking(NAME, query_vector)))
         if self.config.mode in ("hybrid", "lexical"):
-            lexical = self.vectors.search_sparse(collection, encode_query(query), where, candidates)
-            rankings.append((self.config.lexical_weight, lexical))
+            wanted.append((self.config.lexical_weight, Ranking(SPARSE, encode_query(query))))
+        found = self.vectors.search_rankings(
+            collection, [ranking for _, ranking in wanted], where, candidates
+        )
+        rankings = [(weight, hits) for (weight, _), hits in zip(wanted, found, strict=True)]
         if len(rankings) == 1:
             return [(hit.score, hit) for hit in rankings[0][1]]
         fused = fuse(rankings) if self.config.fusion == "score" else fuse_ranks(rankings)

@@ -72,6 +72,14 @@ class VectorHit:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """One ranking of a hybrid search: nearest by a dense vector (DENSE, NAME) or BM25 on SPARSE."""
+
+    using: str
+    vector: Sequence[float] | SparseVector
+
+
 class VectorStore(Protocol):
     """Chunk vectors grouped in collections; every read is scoped to one project."""
 
@@ -89,6 +97,9 @@ class VectorStore(Protocol):
     def search_sparse(
         self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
     ) -> list[VectorHit]: ...
+    def search_rankings(
+        self, collection: str, rankings: Sequence[Ranking], where: SearchFilter, limit: int
+    ) -> list[list[VectorHit]]: ...
     def count(self, collection: str, project_id: str) -> int: ...
     def collections(self) -> list[str]: ...
     def check(self) -> None: ...

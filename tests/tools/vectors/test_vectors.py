@@ -20,8 +20,11 @@ from reactstep.tools.vectors.qdrant import QdrantVectorStore
 from reactstep.tools.vectors.sparse import encode_document, encode_query, token_index
 from reactstep.tools.vectors.store import (
     CHUNK_VECTORS,
+    DENSE,
     NAME,
+    SPARSE,
     ChunkPoint,
+    Ranking,
     SearchFilter,
     VectorStore,
     VectorStoreError,
@@ -397,3 +400,30 @@ def test_a_second_named_dense_vector_ranks_on_its_own(store: VectorStore) -> Non
     store.upsert("named", [by_code, by_name])
     assert names(store.search_dense("named", EAST, ALPHA, 2)) == ["by_code", "by_name"]
     assert names(store.search_dense("named", EAST, ALPHA, 2, using=NAME)) == ["by_name", "by_code"]
+
+
+def test_rankings_searched_in_one_batch_answer_as_searched_one_by_one(store: VectorStore) -> None:
+    store.ensure_collection("named", DIM, CHUNK_VECTORS)
+    north = [0.0, 1.0, 0.0, 0.0]
+    by_code = replace(chunk("by_code", dense=EAST, text="def parse_header(line): pass"), name=north)
+    by_name = replace(chunk("by_name", dense=north, text="def render_page(page): pass"), name=EAST)
+    theirs = replace(chunk("theirs", "beta", dense=EAST, text="def parse_header(line): pass"), name=EAST)
+    store.upsert("named", [by_code, by_name, theirs])
+    words, unknown = encode_query("parse header"), encode_query("the")
+    rankings = [Ranking(NAME, EAST), Ranking(SPARSE, unknown), Ranking(DENSE, north), Ranking(SPARSE, words)]
+
+    batch = store.search_rankings("named", rankings, ALPHA, 2)
+
+    assert [names(hits) for hits in batch] == [
+        ["by_name", "by_code"],
+        [],
+        ["by_name", "by_code"],
+        ["by_code"],
+    ]
+    assert batch == [
+        store.search_dense("named", EAST, ALPHA, 2, using=NAME),
+        store.search_sparse("named", unknown, ALPHA, 2),
+        store.search_dense("named", north, ALPHA, 2),
+        store.search_sparse("named", words, ALPHA, 2),
+    ]
+    assert store.search_rankings("named", [], ALPHA, 2) == []
