@@ -97,13 +97,9 @@ async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
 
 
 def _own_event_loop() -> None:
-    """A worker thread's idle event loop, kept for the thread's life.
-
-    litellm reports each sync call's timing to its service logger through an async hook: in a thread
-    without an event loop it runs that hook by asyncio.run, which makes and closes a loop (epoll and
-    a socket pair) per call, ~0.35 ms on 2 cores; with a loop there, it runs the hook on it
-    (run_until_complete), as it does on a main thread: ~10 us. The hook does the same either way.
-    """
+    """A worker thread's idle event loop, kept for the thread's life: litellm runs each sync call's
+    async timing hook on it (~10 us) instead of asyncio.run, a new loop, epoll and socket pair per
+    call (~0.35 ms on 2 cores). The hook does the same either way."""
     asyncio.set_event_loop(asyncio.new_event_loop())
 
 
