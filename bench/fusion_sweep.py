@@ -25,7 +25,7 @@ from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
 from reactstep.tools.vectors.factory import open_vector_store
 from reactstep.tools.vectors.retrieval import CodeIndex, RetrievalConfig
-from reactstep.tools.vectors.store import DENSE, SearchFilter
+from reactstep.tools.vectors.store import Ranking, SearchFilter
 
 
 @dataclass
@@ -59,19 +59,20 @@ class CachedVectors:
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
-    def search_dense(
-        self, collection: str, vector: list[float], where: SearchFilter, limit: int, using: str = DENSE
-    ) -> object:
-        key = (using, collection, tuple(vector), where, limit)
-        if key not in self.seen:
-            self.seen[key] = self.inner.search_dense(collection, vector, where, limit, using)  # type: ignore[attr-defined]
-        return self.seen[key]
+    def search_rankings(
+        self, collection: str, rankings: list[Ranking], where: SearchFilter, limit: int
+    ) -> list[object]:
+        keys = [(ranking.using, collection, _hashable(ranking.vector), where, limit) for ranking in rankings]
+        missing = {key: ranking for key, ranking in zip(keys, rankings, strict=True) if key not in self.seen}
+        if missing:
+            found = self.inner.search_rankings(collection, list(missing.values()), where, limit)  # type: ignore[attr-defined]
+            self.seen.update(zip(missing, found, strict=True))
+        return [self.seen[key] for key in keys]
 
-    def search_sparse(self, collection: str, vector: object, where: SearchFilter, limit: int) -> object:
-        key = ("sparse", collection, vector, where, limit)
-        if key not in self.seen:
-            self.seen[key] = self.inner.search_sparse(collection, vector, where, limit)  # type: ignore[attr-defined]
-        return self.seen[key]
+
+def _hashable(vector: object) -> object:
+    """A dense vector as a tuple (a dict key); a SparseVector is one already."""
+    return tuple(vector) if isinstance(vector, list) else vector
 
 
 def boost_setting(text: str) -> dict[str, float]:
