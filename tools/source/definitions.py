@@ -11,21 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reactstep.tools.source.declarations import (
+    before_block,
+    body_of,
+    declared_names,
+    first_type_identifier,
+    function_value,
+    receiver_scope,
+    wrapped,
+)
 from reactstep.tools.source.docstrings import comment_summary, docstring_summary
 from reactstep.tools.source.syntax import Node, NodeTable, end_line, node_table, text_of
 
 __all__ = ["Definition", "Definitions", "read_definitions"]
 
-# Values that turn `const name = ...` or a class field into a function.
-_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
-_FIELDS = frozenset({"field_definition", "public_field_definition"})
 # Children a header starts after: decorators, annotations and attributes are not part of a signature.
 _NOT_HEADER = frozenset(
     {"decorator", "marker_annotation", "annotation", "attribute_item"}
     | {"comment", "line_comment", "block_comment"}
 )
-_SINGLE_PARTS = frozenset({"variable_declarator", "type_spec", "type_alias"})
-_DECLARATORS = frozenset({"assignment", "variable_declarator", "const_spec", "var_spec", "var_spec_list"})
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ class _Walker:
         name = self.name_of(node)
         if not name:
             return None
-        owner = _receiver_scope(node) or scope
+        owner = receiver_scope(node) or scope
         leading = self.leading_nodes(outer)
         header = self.header_start(outer)
         return Definition(
@@ -107,7 +111,7 @@ class _Walker:
     def unwrap(self, node: Node) -> Node | None:
         """The definition inside decorators, `export`, `const x = () => ...` and `type` groups."""
         while node.type in self.table.wrappers:
-            inner = _wrapped(node)
+            inner = wrapped(node)
             if inner is None:
                 return None
             node = inner
@@ -121,7 +125,7 @@ class _Walker:
             return "impl"
         if node.type in self.table.namespaces:
             return "namespace"
-        if node.type in self.table.functions or _function_value(node) is not None:
+        if node.type in self.table.functions or function_value(node) is not None:
             is_method = in_class or node.child_by_field_name("receiver") is not None
             return "method" if is_method else "function"
         return None
@@ -129,13 +133,13 @@ class _Walker:
     def name_of(self, node: Node) -> str:
         """The defined name; an impl is named after the type it implements."""
         if node.type in self.table.impls:
-            return text_of(_first_type_identifier(node.child_by_field_name("type")))
+            return text_of(first_type_identifier(node.child_by_field_name("type")))
         name = node.child_by_field_name("name") or node.child_by_field_name("property")
         return text_of(name).strip("\"'")
 
     def members_of(self, node: Node, kind: str, scope: tuple[str, ...]) -> tuple[Definition, ...]:
         """The definitions in the body of a class, impl or namespace."""
-        body = _body_of(node)
+        body = body_of(node)
         if kind not in ("class", "impl", "namespace") or body is None:
             return ()
         return tuple(self.collect(body, scope, in_class=kind != "namespace"))
@@ -143,7 +147,7 @@ class _Walker:
     def leading_nodes(self, outer: Node) -> list[Node]:
         """Decorators and comments directly above `outer`, each on a line of its own, top first."""
         nodes: list[Node] = []
-        sibling = outer.prev_named_sibling or _before_block(outer)
+        sibling = outer.prev_named_sibling or before_block(outer)
         top_row = outer.start_point.row
         while sibling is not None and sibling.type in self.leading_types:
             if end_line(sibling) < top_row or not self.starts_line(sibling):
@@ -175,7 +179,7 @@ class _Walker:
 
     def signature(self, header: Node, node: Node) -> str:
         """The header up to its body or first comment, or its first line when the body is not a node."""
-        body = _body_of(node)
+        body = body_of(node)
         # Python parents the comments above a block's first statement to the definition, not the block.
         comment = next((c for c in node.children if c.type in self.table.comments), None)
         ends = [n.start_byte for n in (body, comment) if n is not None and n.start_byte > header.start_byte]
@@ -192,7 +196,7 @@ class _Walker:
 
     def docstring(self, node: Node, leading: list[Node]) -> str:
         """The first paragraph of a Python docstring, else of the comments directly above."""
-        body = _body_of(node)
+        body = body_of(node)
         docstring = self.python_docstring(body) if body is not None else ""
         if docstring:
             return docstring
@@ -217,7 +221,7 @@ class _Walker:
             node = node.child_by_field_name("declaration") or node
         if node.type not in self.table.variables:
             return []
-        return [self.variable(name, statement, scope) for name in _declared_names(node)]
+        return [self.variable(name, statement, scope) for name in declared_names(node)]
 
     def variable(self, name: Node, statement: Node, scope: tuple[str, ...]) -> Definition:
         """A variable definition; its signature is the source line that binds it."""
@@ -233,69 +237,3 @@ class _Walker:
             signature=(self.line_before(name) + rest).decode("utf-8", errors="replace").strip(),
             docstring="",
         )
-
-
-def _wrapped(node: Node) -> Node | None:
-    """The one definition a wrapper holds, or None."""
-    if node.type == "decorated_definition":
-        return node.child_by_field_name("definition")
-    if node.type == "export_statement":
-        return node.child_by_field_name("declaration")
-    if node.type == "ambient_declaration":
-        return node.named_children[0] if node.named_children else None
-    # `const a = () => 1` and `type T struct{}` define one thing; `const a = 1, b = 2` defines none.
-    parts = [child for child in node.named_children if child.type in _SINGLE_PARTS]
-    if len(parts) != 1 or (parts[0].type == "variable_declarator" and _function_value(parts[0]) is None):
-        return None
-    return parts[0]
-
-
-def _before_block(node: Node) -> Node | None:
-    """What precedes the block `node` opens: Python puts comments above a block's first statement there."""
-    block = node.parent
-    if block is None or block.type != "block" or block.start_byte != node.start_byte:
-        return None
-    return block.prev_named_sibling
-
-
-def _function_value(node: Node) -> Node | None:
-    """The function assigned by a declarator or class field, if any."""
-    if node.type != "variable_declarator" and node.type not in _FIELDS:
-        return None
-    value = node.child_by_field_name("value")
-    return value if value is not None and value.type in _FUNCTION_VALUES else None
-
-
-def _body_of(node: Node) -> Node | None:
-    return (_function_value(node) or node).child_by_field_name("body")
-
-
-def _receiver_scope(node: Node) -> tuple[str, ...]:
-    """A Go method's receiver type as its scope: `func (s *Server) Handle()` is `Server.Handle`."""
-    receiver = node.child_by_field_name("receiver")
-    type_name = text_of(_first_type_identifier(receiver))
-    return (type_name,) if type_name else ()
-
-
-def _first_type_identifier(node: Node | None) -> Node | None:
-    """The first type name in a type expression: `*Server` and `Vec<T>` give `Server` and `Vec`."""
-    pending = [node] if node is not None else []
-    while pending:
-        current = pending.pop()
-        if current.type == "type_identifier":
-            return current
-        pending.extend(reversed(current.named_children))
-    return None
-
-
-def _declared_names(node: Node) -> list[Node]:
-    """The plain names a declaration binds; destructuring patterns bind none here."""
-    if node.type == "assignment":
-        target = node.child_by_field_name("left")
-        targets = target.named_children if target is not None and target.type == "pattern_list" else [target]
-        return [target for target in targets if target is not None and target.type == "identifier"]
-    names = [name for name in node.children_by_field_name("name") if name.type == "identifier"]
-    if names:
-        return names
-    declarators = [child for child in node.named_children if child.type in _DECLARATORS]
-    return [name for declarator in declarators for name in _declared_names(declarator)]
