@@ -27,7 +27,7 @@ import threading
 import time
 from typing import Any, Literal, TextIO
 
-from reactstep.service.redaction import known_secrets, redact_fields, scrub
+from reactstep.service.redaction import any_known_secrets, redact_fields, scrub
 from reactstep.service.request_context import current_request_id
 
 LogFormat = Literal["auto", "json", "text"]
@@ -103,7 +103,7 @@ class LineFormatter(logging.Formatter):
             record.name,
             record.getMessage(),
             getattr(record, "request_id", None),
-            _clean(fields, bool(known_secrets())),
+            _clean(fields, any_known_secrets()),
             exception,
         )
 
@@ -186,7 +186,7 @@ def log_line(
         log_event(logger, level, message, **fields)
         return
     created = time.time()
-    secrets = bool(known_secrets())
+    secrets = any_known_secrets()
     if secrets:  # as the record factory and the formatter scrub the record
         message, fields = scrub(message), _clean(fields, secrets)
     level_name = logging.getLevelName(level)

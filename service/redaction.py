@@ -55,6 +55,11 @@ def known_secrets() -> list[str]:
     return sorted(_server_secrets | _request_secrets.get(), key=len, reverse=True)
 
 
+def any_known_secrets() -> bool:
+    """Whether there is a secret to hide now (without sorting them, as known_secrets does)."""
+    return bool(_server_secrets) or bool(_request_secrets.get())
+
+
 def scrub(text: str) -> str:
     """The text with every known secret replaced by [redacted]."""
     for secret in known_secrets():
@@ -89,7 +94,7 @@ def install_log_scrubber() -> None:
 
         def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
             record = make_record(*args, **kwargs)
-            if known_secrets():
+            if any_known_secrets():
                 _scrub_record(record)
             return record
 
