@@ -90,7 +90,7 @@ def tool_limits(settings: Settings) -> ToolLimits:
 
 
 def local_embedder(settings: Settings) -> LocalEmbedder:
-    """The local model the settings name (all-MiniLM-L6-v2 when they name a litellm one); it loads on
+    """The local model the settings name (the int8 default when they name a litellm one); it loads on
     first use, not here."""
     model = settings.embedding_model if settings.embedding_model.startswith("local/") else MODEL_NAME
     return LocalEmbedder(settings.models_root, threads=settings.embedding_threads, model=model)

@@ -105,9 +105,9 @@ class Settings(BaseSettings):
     qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server.")
     qdrant_timeout_s: float = Field(10.0, description="Deadline for one Qdrant call, in seconds.")
     embedding_model: str = Field(
-        "local/all-MiniLM-L6-v2",
+        "local/all-MiniLM-L6-v2-int8",
         description=(
-            "Default embedding model: local/all-MiniLM-L6-v2, local/all-MiniLM-L6-v2-int8, "
+            "Default embedding model: local/all-MiniLM-L6-v2-int8, local/all-MiniLM-L6-v2 (fp32), "
             "local/paraphrase-MiniLM-L3-v2 (the l3 extra) or a litellm name."
         ),
     )

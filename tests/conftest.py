@@ -15,6 +15,7 @@ from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.vectors.local_models import MINILM
 
 _network_events: list[tuple[str, tuple[Any, ...]]] = []
 _recording_network = threading.Event()
@@ -108,5 +109,11 @@ def s3_server() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def local_embedder(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
-    """The real shipped model for the whole session: it loads (and exports to ONNX) on first use."""
+    """The real default model for the whole session (int8): it loads (and exports to ONNX) on first use."""
     return LocalEmbedder(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def fp32_embedder(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
+    """The real model unquantised: the export the reference vectors check, exact to 1e-5."""
+    return LocalEmbedder(tmp_path_factory.mktemp("models-fp32"), model=MINILM.name)

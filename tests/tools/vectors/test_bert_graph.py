@@ -18,10 +18,10 @@ def cosine(left: list[float], right: list[float]) -> float:
 
 
 @pytest.mark.parametrize("case", REFERENCE["cases"], ids=lambda case: case["text"][:24])
-def test_vectors_match_sentence_transformers(local_embedder: LocalEmbedder, case: dict[str, object]) -> None:
+def test_vectors_match_sentence_transformers(fp32_embedder: LocalEmbedder, case: dict[str, object]) -> None:
     text, reference = case["text"], case["vector"]
     assert isinstance(text, str) and isinstance(reference, list)
-    ours = local_embedder.embed_documents([text])[0]
+    ours = fp32_embedder.embed_documents([text])[0]
     assert cosine(ours, reference) >= 0.999999
     assert max(abs(a - b) for a, b in zip(ours, reference, strict=True)) < 1e-5
 

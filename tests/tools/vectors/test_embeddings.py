@@ -1,4 +1,5 @@
-"""LocalEmbedder with the real all-MiniLM-L6-v2 weights: vectors, ranking, truncation and the ONNX cache."""
+"""LocalEmbedder with the real all-MiniLM-L6-v2 weights, unquantised: vectors, ranking, truncation and the
+ONNX cache (the int8 default is test_local_models.py's)."""
 
 import math
 import threading
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from reactstep.tools.vectors.embeddings import Embedder, EmbeddingError, LocalEmbedder
+from reactstep.tools.vectors.local_models import MINILM
 
 CHUNKS = {
     "read": "def read_file(path):\n    return open(path).read()\n",
@@ -17,6 +19,7 @@ CHUNKS = {
     ),
     "sort": "def sort_users(users):\n    return sorted(users, key=lambda user: user.last_name)\n",
 }
+FP32 = MINILM.name
 TEXTS = ["", "x", "read a file from disk", "naïve café 日本語", CHUNKS["http"], "word " * 400]
 
 
@@ -29,7 +32,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def embedder(cache_dir: Path) -> LocalEmbedder:
     """The embedder most tests share, already loaded."""
-    loaded = LocalEmbedder(cache_dir)
+    loaded = LocalEmbedder(cache_dir, model=FP32)
     loaded.embed_query("load")
     return loaded
 
@@ -103,7 +106,7 @@ def test_long_input_is_cut_to_256_word_pieces(embedder: LocalEmbedder) -> None:
 
 def test_batches_match_one_by_one(cache_dir: Path, embedder: LocalEmbedder) -> None:
     texts = [*TEXTS, *CHUNKS.values()]
-    batched = LocalEmbedder(cache_dir, batch_size=3, threads=1).embed_documents(texts)
+    batched = LocalEmbedder(cache_dir, batch_size=3, threads=1, model=FP32).embed_documents(texts)
     assert max_difference(batched, [embedder.embed_query(text) for text in texts]) < 1e-5
 
 
@@ -122,12 +125,12 @@ def test_an_unusable_cache_dir_is_an_embedding_error(tmp_path: Path) -> None:
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the cache directory should be")
     with pytest.raises(EmbeddingError, match="failed to load"):
-        LocalEmbedder(blocker).embed_query("x")
+        LocalEmbedder(blocker, model=FP32).embed_query("x")
 
 
 def test_a_second_embedder_reuses_the_export(cache_dir: Path, embedder: LocalEmbedder) -> None:
     before = cached_graph(cache_dir).stat()
-    vector = LocalEmbedder(cache_dir).embed_query("read a file")
+    vector = LocalEmbedder(cache_dir, model=FP32).embed_query("read a file")
     after = cached_graph(cache_dir).stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert vector == embedder.embed_query("read a file")
@@ -139,21 +142,22 @@ def test_a_corrupt_export_is_replaced(
     corrupt = tmp_path / cached_graph(cache_dir).name
     corrupt.write_bytes(b"not an onnx graph")
     capfd.readouterr()
-    vector = LocalEmbedder(tmp_path).embed_query("read a file")
+    vector = LocalEmbedder(tmp_path, model=FP32).embed_query("read a file")
     assert max_difference([vector], [embedder.embed_query("read a file")]) < 1e-5
     assert corrupt.stat().st_size == cached_graph(cache_dir).stat().st_size
     assert capfd.readouterr() == ("", "")  # the export is silent: no weight-loading bar reaches a log
 
 
 def test_concurrent_first_use_exports_one_file(tmp_path: Path, embedder: LocalEmbedder) -> None:
-    shared = LocalEmbedder(tmp_path)  # two threads race inside one embedder, one in another
+    shared = LocalEmbedder(tmp_path, model=FP32)  # two threads race inside one embedder, one in another
     results: list[list[float]] = []
 
     def first_use(user: LocalEmbedder) -> None:
         results.append(user.embed_query("read a file"))
 
     threads = [
-        threading.Thread(target=first_use, args=(user,)) for user in (shared, shared, LocalEmbedder(tmp_path))
+        threading.Thread(target=first_use, args=(user,))
+        for user in (shared, shared, LocalEmbedder(tmp_path, model=FP32))
     ]
     for thread in threads:
         thread.start()

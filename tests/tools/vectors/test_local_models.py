@@ -40,14 +40,40 @@ def test_texts_are_batched_by_length(lengths: list[int], batch_size: int, expect
     assert all(len(batch) * max(lengths[index] for index in batch) <= BATCH_TOKENS for batch in batches)
 
 
-def test_int8_model_is_close_to_fp32_and_kept_apart(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
-    quantized = LocalEmbedder(tmp_path, model=MINILM_INT8.name)
-    vectors = quantized.embed_documents(CODE)
-    close = cosines(vectors, local_embedder.embed_documents(CODE))
-    assert all(0.98 < cosine < 0.9999 for cosine in close), close
-    assert quantized.model_name == "local/all-MiniLM-L6-v2-int8"
-    assert embedding_space(quantized) != embedding_space(local_embedder)  # its own cache and collection
-    assert [path.name.split("-")[:4] for path in tmp_path.glob("*.onnx")] == [["all", "MiniLM", "L6", "v2"]]
+def test_the_int8_default_is_close_to_fp32_and_kept_apart(
+    tmp_path: Path, local_embedder: LocalEmbedder, fp32_embedder: LocalEmbedder
+) -> None:
+    vectors = local_embedder.embed_documents(CODE)
+    close = cosines(vectors, fp32_embedder.embed_documents(CODE))
+    assert all(0.99 < cosine < 0.9999 for cosine in close), close
+    assert local_embedder.model_name == MINILM_INT8.name == "local/all-MiniLM-L6-v2-int8"
+    assert LocalEmbedder(tmp_path).model_name == MINILM_INT8.name  # the default
+    # Its own cache and collection, named with its recipe's revision: vectors of the first recipe
+    # (every MatMul int8) are never mixed with these.
+    assert embedding_space(local_embedder) == "chunks_local_all_minilm_l6_v2_int8_q2_384"
+    assert embedding_space(fp32_embedder) == "chunks_local_all_minilm_l6_v2_384"
+
+
+def test_int8_keeps_the_feed_forward_outputs_in_fp32(tmp_path: Path) -> None:
+    LocalEmbedder(tmp_path).embed_query("export")
+    (graph,) = tmp_path.glob("all-MiniLM-L6-v2-int8-*.onnx")
+    nodes = onnx.load(str(graph)).graph.node
+    fp32 = sorted(
+        next(name for name in node.input if name.startswith("encoder."))
+        for node in nodes
+        if node.op_type == "MatMul"
+    )
+    assert fp32 == [f"encoder.layer.{layer}.output.dense.weight.T" for layer in range(6)]
+    assert sum(node.op_type == "MatMulInteger" for node in nodes) == 12  # attention out, feed-forward in
+    assert sum(node.op_type == "QAttention" for node in nodes) == 6
+
+
+def test_int8_vectors_move_a_little_with_their_batch(local_embedder: LocalEmbedder) -> None:
+    # Activations are quantised with one scale per batch, so a text's vector depends slightly on the
+    # texts embedded beside it (fp32's does not, to 1e-5: test_embeddings.py).
+    together = local_embedder.embed_documents(CODE)
+    alone = [local_embedder.embed_query(text) for text in CODE]
+    assert all(0.99 < cosine <= 1.0 + 1e-6 for cosine in cosines(together, alone))
 
 
 def test_an_unknown_local_model_is_refused(tmp_path: Path) -> None:
