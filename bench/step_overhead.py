@@ -26,7 +26,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from peers import child, interleaved, load_average, side_by_side
-from stats import machine
+from stats import machine, percentile
 
 from reactstep.service.llm.gateway import OPENAI_ROUTE_FLAG
 from reactstep.service.schemas import ReactStepRequest
@@ -90,9 +90,11 @@ def main() -> None:
             print(f"service peak RSS {service.peak_rss_mib():.0f} MiB | {load_average()} after")
             interleaved(step, bare_own_route, 20)
             a_ms, d_ms = interleaved(step, bare_own_route, args.rounds)
+            a50, d50 = percentile(a_ms, 0.5), percentile(d_ms, 0.5)
             print("\nthe service's own call, bare: D = B's call on litellm's httpx route")
-            own = "litellm.completion, httpx route"
-            print(side_by_side("react_step over HTTP", a_ms, own, d_ms, GOAL, letters="AD"))
+            print(f"A react_step over HTTP: p50 {a50:.2f} ms")
+            print(f"D litellm.completion, httpx route: p50 {d50:.2f} ms")
+            print(f"A/D = {a50 / d50:.2f} (no goal: what the service adds over its own call)")
         arguments_file = Path(data) / "arguments.json"
         arguments_file.write_text(json.dumps(arguments))
         with child("relay", str(arguments_file)) as relay, httpx.Client(base_url=relay.url) as client:
