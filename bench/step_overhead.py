@@ -7,6 +7,9 @@ it), a relay, and this one, which times, interleaved,
     A  POST /api/agent/react_step over HTTP (six earlier steps in the history)
     B  litellm.completion with the messages the service sends for that step
 and prints the A/B ratio of medians (goal <= 1.25), the machine's load and the service's peak RSS.
+B is litellm as anyone calls it, with its defaults: OpenAI-style calls go through the OpenAI SDK.
+The service's gateway switches litellm to its own httpx route (gateway.py), so A is also set against
+D: B's call on that route, what the service's own LLM call costs bare.
 Then, the same way, C: the same POST to a relay (a bare Starlette app that reads the body and makes
 B's call on a worker thread, peers.py) against B: the least any HTTP server making this call adds.
 """
@@ -23,8 +26,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from peers import child, interleaved, load_average, side_by_side
-from stats import machine
+from stats import machine, percentile
 
+from reactstep.service.llm.gateway import OPENAI_ROUTE_FLAG
 from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
 from reactstep.service.step.react_step import PreparedStep, prepare_step
@@ -57,6 +61,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=400)
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.pop(OPENAI_ROUTE_FLAG, None)  # litellm's default route for B, here and in the relay
     import litellm
 
     with tempfile.TemporaryDirectory() as data, child("llm") as llm:
@@ -71,11 +76,25 @@ def main() -> None:
             def bare() -> None:
                 litellm.completion(**arguments)
 
+            def bare_own_route() -> None:
+                os.environ[OPENAI_ROUTE_FLAG] = "true"
+                try:
+                    litellm.completion(**arguments)
+                finally:
+                    del os.environ[OPENAI_ROUTE_FLAG]
+
             interleaved(step, bare, 20)  # warm-up: imports, connection pools
             print(machine(), "|", load_average(), "before")
             a_ms, b_ms = interleaved(step, bare, args.rounds)
             print(side_by_side("react_step over HTTP", a_ms, "litellm.completion", b_ms, GOAL))
             print(f"service peak RSS {service.peak_rss_mib():.0f} MiB | {load_average()} after")
+            interleaved(step, bare_own_route, 20)
+            a_ms, d_ms = interleaved(step, bare_own_route, args.rounds)
+            a50, d50 = percentile(a_ms, 0.5), percentile(d_ms, 0.5)
+            print("\nthe service's own call, bare: D = B's call on litellm's httpx route")
+            print(f"A react_step over HTTP: p50 {a50:.2f} ms")
+            print(f"D litellm.completion, httpx route: p50 {d50:.2f} ms")
+            print(f"A/D = {a50 / d50:.2f} (no goal: what the service adds over its own call)")
         arguments_file = Path(data) / "arguments.json"
         arguments_file.write_text(json.dumps(arguments))
         with child("relay", str(arguments_file)) as relay, httpx.Client(base_url=relay.url) as client:

@@ -26,16 +26,18 @@ from reactstep.service.errors import (
     LLMBadResponse,
     LLMUnavailable,
 )
-from reactstep.service.llm.clients import async_openai_client, sync_openai_client
-from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message, NativeToolCall
+from reactstep.service.llm.clients import async_handler, sync_handler, sync_openai_client
+from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message
 from reactstep.service.llm.provider_errors import translate_error
+from reactstep.service.llm.replies import delta_text, reply_from
 from reactstep.service.llm.token_counts import TokenCounts
-from reactstep.service.schemas import Usage
 
 # Without this, litellm fetches a model price map from GitHub when it is imported and again when it
 # looks a model up. Set when this module loads, before anything can import litellm.
 LOCAL_COST_MAP = "True"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", LOCAL_COST_MAP)
+# litellm 1.106 reads this on each call (it has no per-call switch): see LiteLLMGateway.
+OPENAI_ROUTE_FLAG = "EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER"
 # Model names come from requests: the facts looked up per name are cached, but not without bound.
 MODEL_FACTS_CACHED = 1024
 _STOP_PARAM = re.compile(r"\bstop\b", re.IGNORECASE)
@@ -48,9 +50,20 @@ class LiteLLMGateway:
     path costs more per call (its own hop to an executor, then the SDK's async transforms) than
     one hop to a thread that makes the plain call. Streams stay async, to end the moment the
     client goes. A cancelled call's thread ends at the call's own timeout.
+
+    Making one switches litellm, for the whole process, to its own httpx route for OpenAI-style
+    chat completions (OPENAI_ROUTE_FLAG) instead of the OpenAI SDK: the same request and response
+    transforms, ~2.5 ms less per call on 2 cores (the SDK re-walks every message against its
+    TypedDicts and builds response objects litellm then rebuilds). Answers, usage, tool calls and
+    streams come out the same, errors with the same codes and messages (provider_errors.py reads an
+    error body down to its message, as the SDK did), except that a 200 whose body is not JSON is
+    llm_bad_response (the SDK route called it a 500), and a 422 is sent once and its message kept
+    (the SDK route sent it twice and came back with no answer: "the LLM returned no choices").
+    See test_http_route.py. The clients the gateway hands litellm fit this route only.
     """
 
     def __init__(self, max_workers: int = 64) -> None:
+        os.environ[OPENAI_ROUTE_FLAG] = "true"
         self._workers = ThreadPoolExecutor(max_workers, thread_name_prefix="llm", initializer=_own_event_loop)
 
     async def complete(self, request: LLMRequest) -> LLMReply:
@@ -58,7 +71,7 @@ class LiteLLMGateway:
         started = time.perf_counter()
         call = functools.partial(contextvars.copy_context().run, _open_sync, request)
         response, stop_dropped = await asyncio.get_running_loop().run_in_executor(self._workers, call)
-        return _reply_from(response, _since(started), stop_dropped)
+        return reply_from(response, _since(started), stop_dropped)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
         """Stream the answer; closing this generator closes the upstream connection."""
@@ -68,7 +81,7 @@ class LiteLLMGateway:
         try:
             async for chunk in response:
                 chunks.append(chunk)
-                if text := _delta_text(chunk):
+                if text := delta_text(chunk):
                     yield text
         except Exception as exc:
             raise translate_error(exc, request.api_key) from exc
@@ -78,19 +91,19 @@ class LiteLLMGateway:
         if getattr(response, "received_finish_reason", "") is None:
             raise LLMUnavailable("the LLM stream ended before its last chunk")
         built = _import_litellm().stream_chunk_builder(chunks)
-        yield _reply_from(built, _since(started), stop_dropped)
+        yield reply_from(built, _since(started), stop_dropped)
 
 
 async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
     """The provider's response, and whether the stop sequences had to be dropped to get it."""
     litellm = _import_litellm()
     try:
-        return await litellm.acompletion(**_call_arguments(request, async_openai_client), **extra), False
+        return await litellm.acompletion(**_call_arguments(request, _async_handler), **extra), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
             raise translate_error(exc, request.api_key) from exc
     try:
-        arguments = _call_arguments(replace(request, stop=()), async_openai_client)
+        arguments = _call_arguments(replace(request, stop=()), _async_handler)
         return await litellm.acompletion(**arguments, **extra), True
     except Exception as exc:
         raise translate_error(exc, request.api_key) from exc
@@ -120,12 +133,12 @@ def _open_sync(request: LLMRequest) -> tuple[Any, bool]:
 
 def _complete_sync(litellm: Any, request: LLMRequest) -> tuple[Any, bool]:
     try:
-        return litellm.completion(**_call_arguments(request, sync_openai_client)), False
+        return litellm.completion(**_call_arguments(request, _sync_handler)), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
             raise translate_error(exc, request.api_key) from exc
     try:
-        return litellm.completion(**_call_arguments(replace(request, stop=()), sync_openai_client)), True
+        return litellm.completion(**_call_arguments(replace(request, stop=()), _sync_handler)), True
     except Exception as exc:
         raise translate_error(exc, request.api_key) from exc
 
@@ -158,7 +171,26 @@ def _import_litellm() -> Any:
     return litellm
 
 
-def _call_arguments(request: LLMRequest, openai_client: Callable[[str, str, float], Any]) -> dict[str, Any]:
+def _sync_handler() -> Any:
+    """litellm's sync HTTP handler around the process's no-redirect pool."""
+    from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+    return sync_handler(lambda pool: HTTPHandler(client=pool))
+
+
+def _async_handler() -> Any:
+    """litellm's async HTTP handler around this event loop's no-redirect pool."""
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+    def wrap(pool: Any) -> Any:
+        handler = AsyncHTTPHandler()
+        handler.client = pool  # litellm then neither replaces nor closes it
+        return handler
+
+    return async_handler(wrap)
+
+
+def _call_arguments(request: LLMRequest, http_handler: Callable[[], Any]) -> dict[str, Any]:
     arguments: dict[str, Any] = {
         "model": request.model,
         "messages": request.messages,
@@ -173,7 +205,7 @@ def _call_arguments(request: LLMRequest, openai_client: Callable[[str, str, floa
     # Local OpenAI-compatible servers often need no key; litellm still wants one.
     arguments["api_key"] = request.api_key.get_secret_value() if request.api_key else "none"
     if request.api_base and provider_of(request.model) == "openai":
-        arguments["client"] = openai_client(request.api_base, arguments["api_key"], request.timeout_s)
+        arguments["client"] = http_handler()
     if request.stop:
         arguments["stop"] = list(request.stop)
     if request.tools:
@@ -181,44 +213,6 @@ def _call_arguments(request: LLMRequest, openai_client: Callable[[str, str, floa
         # litellm 1.106 imports its MCP gateway (an optional `mcp` package) for any call with tools.
         arguments["_skip_mcp_handler"] = True
     return arguments
-
-
-def _delta_text(chunk: Any) -> str:
-    choices = getattr(chunk, "choices", None) or []
-    delta = getattr(choices[0], "delta", None) if choices else None
-    return str(getattr(delta, "content", None) or "")
-
-
-def _reply_from(response: Any, elapsed_ms: float, stop_dropped: bool) -> LLMReply:
-    try:
-        choice = response.choices[0]
-        message = choice.message
-        calls = tuple(
-            NativeToolCall(call.function.name or "", call.function.arguments or "")
-            for call in message.tool_calls or ()
-        )
-        text = message.content or ""
-    except (AttributeError, IndexError, TypeError) as exc:
-        raise LLMBadResponse("the LLM returned no choices") from exc
-    return LLMReply(
-        text=text,
-        usage=_usage(getattr(response, "usage", None)),
-        finish_reason=choice.finish_reason,
-        elapsed_ms=elapsed_ms,
-        tool_calls=calls,
-        stop_dropped=stop_dropped,
-    )
-
-
-def _usage(raw: Any) -> Usage:
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
-    return Usage(
-        prompt_tokens=getattr(raw, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(raw, "completion_tokens", 0) or 0,
-        total_tokens=getattr(raw, "total_tokens", 0) or 0,
-        cached_tokens=cached or 0,
-    )
 
 
 @lru_cache(maxsize=MODEL_FACTS_CACHED)

@@ -1,7 +1,12 @@
 """A provider's failure, as litellm raises it, turned into our error tree once: class, status, retry hint.
 
-Never the key: the message is scrubbed of the key the call used before it is kept.
+Never the key: the message is scrubbed of the key the call used before it is kept. An error body in
+the usual JSON shapes ({"error": {"message": ...}}, {"error": ...}, {"message": ...}, {"detail": ...})
+is cut to its message, as the OpenAI SDK did for the first ones; litellm's own route quotes it whole.
 """
+
+import json
+import re
 
 from pydantic import SecretStr
 
@@ -14,10 +19,12 @@ from reactstep.service.errors import (
     UpstreamError,
 )
 
+_QUOTED_BODY = re.compile(r"(?P<head>.*? - )(?P<body>\{.*\})\s*$", re.DOTALL)
+
 
 def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
     """Map a litellm/provider exception to our error tree, with a message free of the key."""
-    error = _classify(exc, _scrub(str(getattr(exc, "message", exc)), api_key)[:300])
+    error = _classify(exc, _scrub(_readable(str(getattr(exc, "message", exc))), api_key)[:300])
     error.retry_after_s = _retry_after(exc)
     return error
 
@@ -38,6 +45,22 @@ def _classify(exc: Exception, detail: str) -> UpstreamError:
     ):
         return LLMUnavailable(f"the LLM provider is unavailable (HTTP {status}): {detail}")
     return LLMBadResponse(f"the LLM provider rejected the call (HTTP {status}): {detail}")
+
+
+def _readable(text: str) -> str:
+    """litellm's message with a JSON error body at its end cut to the body's own message."""
+    quoted = _QUOTED_BODY.match(text)
+    if quoted is None:
+        return text.removesuffix(" - ")  # an empty body
+    try:
+        body = json.loads(quoted["body"])
+    except ValueError:
+        return text
+    error = body.get("error", body)
+    for message in (error.get("message") if isinstance(error, dict) else error, body.get("detail")):
+        if isinstance(message, str):
+            return quoted["head"] + message
+    return text
 
 
 def _retry_after(exc: Exception) -> float | None:
