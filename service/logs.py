@@ -25,6 +25,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Literal, TextIO
 
 from reactstep.service.redaction import any_known_secrets, redact_fields, scrub
@@ -124,6 +125,10 @@ class LineFormatter(logging.Formatter):
 class JsonFormatter(LineFormatter):
     """One JSON object per record, on one line."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._heads: dict[tuple[str, str, str], str] = {}
+
     def line(
         self,
         created: float,
@@ -135,6 +140,8 @@ class JsonFormatter(LineFormatter):
         exception: str | None = None,
     ) -> str:
         """The parts as a JSON line."""
+        if exception is None and not HEAD_KEYS.intersection(fields):  # the request line, every time
+            return self._spliced(created, level_name, logger_name, message, request_id, fields)
         entry: dict[str, Any] = {
             "ts": _timestamp(created),
             "level": level_name.lower(),
@@ -146,6 +153,25 @@ class JsonFormatter(LineFormatter):
         if exception is not None:
             entry["exception"] = exception
         return _encode(entry)
+
+    def _spliced(
+        self,
+        created: float,
+        level_name: str,
+        logger_name: str,
+        message: str,
+        request_id: str | None,
+        fields: dict[str, Any],
+    ) -> str:
+        """The line line() makes, from a head encoded once per (level, logger, message) and the
+        fields encoded alone: the same bytes, as the head's keys are not among the fields."""
+        head = self._heads.get((level_name, logger_name, message))
+        if head is None:
+            parts = {"level": level_name.lower(), "logger": logger_name, "message": message, "request_id": 0}
+            head = self._heads[level_name, logger_name, message] = _encode(parts)[1:-2]  # ..."request_id":
+        tail = "}" if not fields else "," + _encode_object(fields)[1:]
+        stamp = _encode_string(_timestamp(created))
+        return f'{{"ts":{stamp},{head}{"null" if request_id is None else _encode_string(request_id)}{tail}'
 
 
 class TextFormatter(LineFormatter):
@@ -237,6 +263,21 @@ def _clean(fields: dict[str, Any], secrets: bool) -> dict[str, Any]:
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_encode_string = json.encoder.encode_basestring  # a str as _encode writes it (ensure_ascii=False)
+HEAD_KEYS = frozenset({"ts", "level", "logger", "message", "request_id"})
+
+
+def _object_encoder() -> Callable[[dict[str, Any]], str]:
+    """_encode for a dict of fields, its C encoder made once: JSONEncoder.encode makes one per call.
+    No check for cycles (fields never hold one; the recursion limit still stops one)."""
+    make = json.encoder.c_make_encoder  # type: ignore[attr-defined]
+    if make is None:  # an interpreter without the C accelerator
+        return _encode
+    encoder = make(None, str, _encode_string, None, ":", ",", False, False, True)
+    return lambda fields: "".join(encoder(fields, 0))
+
+
+_encode_object = _object_encoder()
 _second: list[tuple[int, str]] = [(-1, "")]  # the last whole second formatted: lines come many a second
 
 
