@@ -1,7 +1,9 @@
 """Log lines an operator can search: one JSON object a line (or key=value text on a terminal).
 
     configure_logging(level, format)   once, when `reactstep serve` starts: one handler on the root
-                                       logger, to stderr; uvicorn's loggers go through it too
+                                       logger, to stderr (log_handler.TurnHandler: the request lines
+                                       of one loop turn go out in one write); uvicorn's loggers go
+                                       through it too
     stamp_request_ids()                every log record, from any logger, carries the request id of
                                        the request it was made in (create_app installs it)
     log_event(logger, level, message, **fields)
@@ -10,8 +12,9 @@
     log_line(logger, level, message, request_id, fields)
                                        the same line without a LogRecord (the request line, once
                                        per request): when every handler the record would reach is
-                                       a plain StreamHandler with our formatter, the formatter's
-                                       line() goes straight to its stream; otherwise log_event
+                                       a plain StreamHandler (or ours) with our formatter, the
+                                       formatter's line() goes straight to its stream; otherwise
+                                       log_event
 
 A JSON line: {"ts", "level", "logger", "message", "request_id", <fields>..., "exception"?} (made in
 log_format.py). Secrets never reach it: the record's text is scrubbed when it is made
@@ -24,9 +27,10 @@ import logging
 import sys
 import threading
 import time
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, cast
 
 from reactstep.service.log_format import JsonFormatter, LineFormatter, TextFormatter, clean_fields
+from reactstep.service.log_handler import TurnHandler
 from reactstep.service.redaction import any_known_secrets, scrub
 from reactstep.service.request_context import current_request_id
 
@@ -34,6 +38,9 @@ LogFormat = Literal["auto", "json", "text"]
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 # Loggers whose lines follow REACTSTEP_LOG_LEVEL; every other library logs warnings and worse.
 OWN_LOGGERS = ("reactstep", "uvicorn")
+
+# Handlers log_line writes to itself: nothing but a stream and our formatter behind them.
+PLAIN_HANDLERS = (logging.StreamHandler, TurnHandler)
 
 _stamp_lock = threading.Lock()
 _stamping = False
@@ -49,7 +56,7 @@ def configure_logging(level: str, log_format: LogFormat, stream: TextIO | None =
     """Send every log record to `stream` (stderr) as JSON or text; replaces the root's handlers."""
     stream = stream or sys.stderr
     chosen = resolved_format(log_format, stream)
-    handler = logging.StreamHandler(stream)
+    handler = TurnHandler(stream)
     handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
     root = logging.getLogger()
     for old in root.handlers[:]:
@@ -96,7 +103,8 @@ def log_line(
     """What log_event(logger, level, message, **fields) writes, made in the request's context, without
     the LogRecord, factory and Formatter round trip when nothing but our own stream handlers would see
     the record (as under `reactstep serve`). Anything else (a capture handler, a filter, another
-    formatter) gets the record as before."""
+    formatter) gets the record as before. A TurnHandler may make the line when the loop's turn
+    ends: `fields` must not change after the call."""
     if not logger.isEnabledFor(level):
         return
     handlers = _plain_handlers(logger, level)
@@ -109,6 +117,9 @@ def log_line(
         message, fields = scrub(message), clean_fields(fields, secrets)
     level_name = logging.getLevelName(level)
     for handler, formatter in handlers:
+        if type(handler) is TurnHandler:
+            handler.write_line(formatter, created, level_name, logger.name, message, request_id, fields)
+            continue
         line = formatter.line(created, level_name, logger.name, message, request_id, fields)
         handler.acquire()
         try:
@@ -125,7 +136,8 @@ def _plain_handlers(
     logger: logging.Logger, level: int
 ) -> list[tuple[logging.StreamHandler[Any], LineFormatter]]:
     """The handlers a record from `logger` at `level` would reach, if each is a plain StreamHandler
-    with our formatter and no filters and the logger has no filters; else an empty list."""
+    (or a TurnHandler) with our formatter and no filters and the logger has no filters; else an
+    empty list."""
     if logger.filters:
         return []
     found: list[tuple[logging.StreamHandler[Any], LineFormatter]] = []
@@ -136,11 +148,11 @@ def _plain_handlers(
                 continue
             formatter = handler.formatter
             if (
-                type(handler) is not logging.StreamHandler
+                type(handler) not in PLAIN_HANDLERS
                 or handler.filters
                 or not isinstance(formatter, LineFormatter)
             ):
                 return []
-            found.append((handler, formatter))
+            found.append((cast(logging.StreamHandler[Any], handler), formatter))  # PLAIN_HANDLERS
         current = current.parent if current.propagate else None
     return found
