@@ -68,6 +68,11 @@ class Child:
                 return int(line.split()[1]) / 1024
         raise RuntimeError("no VmHWM in /proc status")
 
+    def cpu_seconds(self) -> float:
+        """CPU time the process has used so far, user and system (its threads included)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
 
 def interleaved(a: Callable[[], None], b: Callable[[], None], rounds: int) -> tuple[list[float], list[float]]:
     """Time `a` and `b` alternately (ABBA...) so drift in the machine's load hits both alike; ms.

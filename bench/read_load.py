@@ -7,8 +7,10 @@ Both apps run as `reactstep serve` runs one (one uvicorn process, same flags) on
     A  POST /api/agent/execute_action read_file, local store, dev mode
     B  a bare Starlette app answering that POST with the same JSON
 wrk (one thread, `--connections` keep-alive connections) drives A, then B, `--rounds` times, each
-for `--seconds`. Printed: requests/s and latency percentiles of each run, the A/B throughput ratio
-of the medians (goal >= 0.5), A's worst p99 (goal <= 15 ms) and A's peak RSS (goal <= 250 MiB).
+for `--seconds`. Printed: requests/s, latency percentiles and the server's CPU per request (what a
+shared machine moves least) of each run, the A/B throughput ratio of the medians (goal >= 0.5), the
+ratio of the median CPU per request (B/A), A's worst p99 (goal <= 15 ms) and A's peak RSS (goal <=
+250 MiB).
 """
 
 import argparse
@@ -73,14 +75,19 @@ def _project_with_file(url: str) -> dict[str, object]:
 
 
 def _wrk(target: Child, script: Path, seconds: int, connections: int) -> dict[str, float]:
-    """One wrk run: requests/s, p50 and p99 in ms; any answer that is not 2xx stops the benchmark."""
+    """One wrk run: requests/s, p50 and p99 in ms, the server's CPU per request in us; any answer
+    that is not 2xx stops the benchmark."""
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script)]
+    cpu_before = target.cpu_seconds()
     output = subprocess.run(
         [*command, f"{target.url}/api/agent/execute_action"], capture_output=True, text=True, check=True
     ).stdout
+    cpu = target.cpu_seconds() - cpu_before
     if "Non-2xx" in output or "Socket errors" in output:
         raise SystemExit(f"wrk saw errors:\n{output}")
+    requests = int(re.search(r"(\d+) requests in", output)[1])  # type: ignore[index]
     return {
+        "cpu_us": cpu / requests * 1e6,
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output)[1]),  # type: ignore[index]
         "p50_ms": _ms(re.search(r"50%\s+([\d.]+\w+)", output)[1]),  # type: ignore[index]
         "p99_ms": _ms(re.search(r"99%\s+([\d.]+\w+)", output)[1]),  # type: ignore[index]
@@ -96,12 +103,17 @@ def _report(a_runs: list[dict[str, float]], b_runs: list[dict[str, float]], rss:
     print(f"\nwrk -t1 -c{clients}, {len(a_runs)} rounds of A then B")
     for name, runs in (("A read_file", a_runs), ("B bare     ", b_runs)):
         for run in runs:
-            print(f"{name}: {run['rps']:,.0f} req/s, p50 {run['p50_ms']:.2f} ms, p99 {run['p99_ms']:.2f} ms")
+            print(
+                f"{name}: {run['rps']:,.0f} req/s, p50 {run['p50_ms']:.2f} ms, p99 {run['p99_ms']:.2f} ms, "
+                f"{run['cpu_us']:.0f} us CPU per request"
+            )
     ratio = statistics.median(r["rps"] for r in a_runs) / statistics.median(r["rps"] for r in b_runs)
+    cpu_a, cpu_b = (statistics.median(r["cpu_us"] for r in runs) for runs in (a_runs, b_runs))
     worst = max(r["p99_ms"] for r in a_runs)
     print(
         f"A/B throughput = {ratio:.2f} (goal >= {GOALS['throughput']}: {_verdict(ratio, '>=', 'throughput')})"
     )
+    print(f"B/A CPU per request = {cpu_b / cpu_a:.2f} (medians; A's CPU per request bounds its throughput)")
     print(f"A worst p99 = {worst:.2f} ms (goal <= {GOALS['p99_ms']}: {_verdict(worst, '<=', 'p99_ms')})")
     print(f"A peak RSS = {rss:.0f} MiB (goal <= {GOALS['rss_mib']:.0f}: {_verdict(rss, '<=', 'rss_mib')})")
 

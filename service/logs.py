@@ -1,7 +1,9 @@
 """Log lines an operator can search: one JSON object a line (or key=value text on a terminal).
 
     configure_logging(level, format)   once, when `reactstep serve` starts: one handler on the root
-                                       logger, to stderr; uvicorn's loggers go through it too
+                                       logger, to stderr (log_handler.TurnHandler: the request lines
+                                       of one loop turn go out in one write); uvicorn's loggers go
+                                       through it too
     stamp_request_ids()                every log record, from any logger, carries the request id of
                                        the request it was made in (create_app installs it)
     log_event(logger, level, message, **fields)
@@ -10,30 +12,35 @@
     log_line(logger, level, message, request_id, fields)
                                        the same line without a LogRecord (the request line, once
                                        per request): when every handler the record would reach is
-                                       a plain StreamHandler with our formatter, the formatter's
-                                       line() goes straight to its stream; otherwise log_event
+                                       a plain StreamHandler (or ours) with our formatter, the
+                                       formatter's line() goes straight to its stream; otherwise
+                                       log_event
 
-A JSON line: {"ts", "level", "logger", "message", "request_id", <fields>..., "exception"?}. Secrets
-never reach it: the record's text is scrubbed when it is made (redaction.install_log_scrubber), and
-the formatter scrubs the fields' text too.
-The formatter is ours rather than python-json-logger's: twenty lines, no dependency, and it knows
-our field convention (`extra={"fields": {...}}`) and our scrubber.
+A JSON line: {"ts", "level", "logger", "message", "request_id", <fields>..., "exception"?} (made in
+log_format.py). Secrets never reach it: the record's text is scrubbed when it is made
+(redaction.install_log_scrubber), and the formatter scrubs the fields' text too.
+The formatter is ours rather than python-json-logger's: no dependency, and it knows our field
+convention (`extra={"fields": {...}}`) and our scrubber.
 """
 
-import json
 import logging
 import sys
 import threading
 import time
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, cast
 
-from reactstep.service.redaction import any_known_secrets, redact_fields, scrub
+from reactstep.service.log_format import JsonFormatter, LineFormatter, TextFormatter, clean_fields
+from reactstep.service.log_handler import TurnHandler
+from reactstep.service.redaction import any_known_secrets, scrub
 from reactstep.service.request_context import current_request_id
 
 LogFormat = Literal["auto", "json", "text"]
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 # Loggers whose lines follow REACTSTEP_LOG_LEVEL; every other library logs warnings and worse.
 OWN_LOGGERS = ("reactstep", "uvicorn")
+
+# Handlers log_line writes to itself: nothing but a stream and our formatter behind them.
+PLAIN_HANDLERS = (logging.StreamHandler, TurnHandler)
 
 _stamp_lock = threading.Lock()
 _stamping = False
@@ -49,7 +56,7 @@ def configure_logging(level: str, log_format: LogFormat, stream: TextIO | None =
     """Send every log record to `stream` (stderr) as JSON or text; replaces the root's handlers."""
     stream = stream or sys.stderr
     chosen = resolved_format(log_format, stream)
-    handler = logging.StreamHandler(stream)
+    handler = TurnHandler(stream)
     handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
     root = logging.getLogger()
     for old in root.handlers[:]:
@@ -90,95 +97,14 @@ def stamp_request_ids() -> None:
         _stamping = True
 
 
-class LineFormatter(logging.Formatter):
-    """Our formats: a record's parts as one line, made from a record (format) or without one (line)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The record as one line (plus its traceback, if any)."""
-        exception = (record.exc_text or self.formatException(record.exc_info)) if record.exc_info else None
-        fields: dict[str, Any] = getattr(record, "fields", None) or {}
-        return self.line(
-            record.created,
-            record.levelname,
-            record.name,
-            record.getMessage(),
-            getattr(record, "request_id", None),
-            _clean(fields, any_known_secrets()),
-            exception,
-        )
-
-    def line(
-        self,
-        created: float,
-        level_name: str,
-        logger_name: str,
-        message: str,
-        request_id: str | None,
-        fields: dict[str, Any],
-        exception: str | None = None,
-    ) -> str:
-        """The line for these parts; `fields` are scrubbed already."""
-        raise NotImplementedError
-
-
-class JsonFormatter(LineFormatter):
-    """One JSON object per record, on one line."""
-
-    def line(
-        self,
-        created: float,
-        level_name: str,
-        logger_name: str,
-        message: str,
-        request_id: str | None,
-        fields: dict[str, Any],
-        exception: str | None = None,
-    ) -> str:
-        """The parts as a JSON line."""
-        entry: dict[str, Any] = {
-            "ts": _timestamp(created),
-            "level": level_name.lower(),
-            "logger": logger_name,
-            "message": message,
-            "request_id": request_id,
-        }
-        entry.update(fields)
-        if exception is not None:
-            entry["exception"] = exception
-        return _encode(entry)
-
-
-class TextFormatter(LineFormatter):
-    """`ts level logger message key=value ...`: the same fields, for a person at a terminal."""
-
-    def line(
-        self,
-        created: float,
-        level_name: str,
-        logger_name: str,
-        message: str,
-        request_id: str | None,
-        fields: dict[str, Any],
-        exception: str | None = None,
-    ) -> str:
-        """The parts as one line of text (plus the traceback, if any)."""
-        pairs = " ".join(
-            f"{key}={value}"
-            for key, value in {"request_id": request_id, **fields}.items()
-            if value is not None
-        )
-        line = f"{_timestamp(created)} {level_name:<7} {logger_name} {message}"
-        line = f"{line} {pairs}" if pairs else line
-        return f"{line}\n{exception}" if exception is not None else line
-
-
 def log_line(
     logger: logging.Logger, level: int, message: str, request_id: str | None, fields: dict[str, Any]
 ) -> None:
     """What log_event(logger, level, message, **fields) writes, made in the request's context, without
     the LogRecord, factory and Formatter round trip when nothing but our own stream handlers would see
     the record (as under `reactstep serve`). Anything else (a capture handler, a filter, another
-    formatter) gets the record as before."""
+    formatter) gets the record as before. A TurnHandler may make the line when the loop's turn
+    ends: `fields` must not change after the call."""
     if not logger.isEnabledFor(level):
         return
     handlers = _plain_handlers(logger, level)
@@ -188,9 +114,12 @@ def log_line(
     created = time.time()
     secrets = any_known_secrets()
     if secrets:  # as the record factory and the formatter scrub the record
-        message, fields = scrub(message), _clean(fields, secrets)
+        message, fields = scrub(message), clean_fields(fields, secrets)
     level_name = logging.getLevelName(level)
     for handler, formatter in handlers:
+        if type(handler) is TurnHandler:
+            handler.write_line(formatter, created, level_name, logger.name, message, request_id, fields)
+            continue
         line = formatter.line(created, level_name, logger.name, message, request_id, fields)
         handler.acquire()
         try:
@@ -207,7 +136,8 @@ def _plain_handlers(
     logger: logging.Logger, level: int
 ) -> list[tuple[logging.StreamHandler[Any], LineFormatter]]:
     """The handlers a record from `logger` at `level` would reach, if each is a plain StreamHandler
-    with our formatter and no filters and the logger has no filters; else an empty list."""
+    (or a TurnHandler) with our formatter and no filters and the logger has no filters; else an
+    empty list."""
     if logger.filters:
         return []
     found: list[tuple[logging.StreamHandler[Any], LineFormatter]] = []
@@ -218,33 +148,11 @@ def _plain_handlers(
                 continue
             formatter = handler.formatter
             if (
-                type(handler) is not logging.StreamHandler
+                type(handler) not in PLAIN_HANDLERS
                 or handler.filters
                 or not isinstance(formatter, LineFormatter)
             ):
                 return []
-            found.append((handler, formatter))
+            found.append((cast(logging.StreamHandler[Any], handler), formatter))  # PLAIN_HANDLERS
         current = current.parent if current.propagate else None
     return found
-
-
-def _clean(fields: dict[str, Any], secrets: bool) -> dict[str, Any]:
-    """The fields with secret-named values and known secrets redacted (as is, when none are known)."""
-    if not secrets:
-        return fields
-    redacted: dict[str, Any] = redact_fields(fields)
-    return {key: scrub(value) if isinstance(value, str) else value for key, value in redacted.items()}
-
-
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-_second: list[tuple[int, str]] = [(-1, "")]  # the last whole second formatted: lines come many a second
-
-
-def _timestamp(created: float) -> str:
-    """UTC, to the millisecond: 2026-11-25T17:03:04.123Z."""
-    whole = int(created)
-    last, text = _second[0]
-    if whole != last:
-        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-        _second[0] = (whole, text)
-    return f"{text}.{int((created - whole) * 1000):03d}Z"

@@ -118,19 +118,34 @@ def _scrub_record(record: logging.LogRecord) -> None:
 def _secret_values(model: BaseModel) -> frozenset[str]:
     found: set[str] = set()
     for name in _fields_that_may_hold_secrets(type(model)):
-        _collect(getattr(model, name, None), found)
-    return frozenset(found)
+        value = getattr(model, name, None)
+        if value is not None:
+            _collect(value, found)
+    return frozenset(found) if found else NONE
+
+
+NONE: frozenset[str] = frozenset()
+_deciding: set[type[BaseModel]] = set()  # models whose fields are being looked at (they may nest)
 
 
 @cache
 def _fields_that_may_hold_secrets(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields whose type mentions SecretStr or a model (which may hold one), found once per class."""
-    return tuple(name for name, field in model.model_fields.items() if _may_hold_secrets(field.annotation))
+    """The fields whose type mentions SecretStr, or a model with such a field (any depth), found once
+    per class: a request's walk skips what can hold no secret (a model config, the tool's args)."""
+    _deciding.add(model)
+    try:
+        fields = model.model_fields.items()
+        return tuple(name for name, field in fields if _may_hold_secrets(field.annotation))
+    finally:
+        _deciding.discard(model)
 
 
 def _may_hold_secrets(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, SecretStr | BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, SecretStr):
         return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        # A model that nests itself (or one that nests it back) may hold one: walking it is safe.
+        return annotation in _deciding or bool(_fields_that_may_hold_secrets(annotation))
     if get_origin(annotation) is dict:
         return False  # _collect does not look inside mappings
     return annotation is Any or any(_may_hold_secrets(argument) for argument in get_args(annotation))

@@ -202,7 +202,7 @@ class Deadlines:
 
     def begin(self, task: "asyncio.Task[Any]") -> None:
         """Start the clock on the task's read (and the sweeper, if it stopped)."""
-        loop = asyncio.get_running_loop()
+        loop = task.get_loop()
         self._reading[task] = loop.time() + self.timeout_s
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = loop.create_task(self._sweep())

@@ -15,6 +15,8 @@ from reactstep.service.errors import ServiceError, error_body
 from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
+from reactstep.service.http.bodies import error_response
+from reactstep.service.http.direct import DirectRoutes
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.logs import stamp_request_ids
@@ -32,9 +34,10 @@ CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
 CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id")
 CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate")
 
+EXECUTE_ACTION = Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"])
 ROUTES = [
     Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
-    Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"]),
+    EXECUTE_ACTION,
     Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
     Route("/api/projects/{project_id}", projects.get_project, methods=["GET"]),
@@ -88,7 +91,8 @@ def create_app(
 
 def _middleware(runtime: Runtime) -> list[Middleware]:
     """Outermost first: the request's id, log line and metrics; CORS (a preflight needs no key, and a
-    browser may read a 401); who is calling (401); whether there is room (503); then the routes."""
+    browser may read a 401); who is calling (401); whether there is room (503); the hot routes
+    answered directly; then the router."""
     settings, metrics = runtime.settings, runtime.metrics
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, settings.queue_timeout_s)
     metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
@@ -117,6 +121,10 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
             max_reading=settings.max_reading_bodies,
             rejected=metrics.rejected,
         ),
+        # Innermost: the hot routes skip Starlette's exception layer and router (same answers).
+        Middleware(
+            DirectRoutes, runtime=runtime, answers=[(EXECUTE_ACTION, endpoints.answer_execute_action)]
+        ),
     ]
 
 
@@ -135,7 +143,7 @@ def _body_limit(settings: Settings) -> Callable[[str], int]:
 
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
-    return JSONResponse(exc.to_body(), status_code=exc.status, headers=exc.headers())
+    return error_response(exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

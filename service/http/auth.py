@@ -20,7 +20,6 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -124,9 +123,10 @@ class AuthMiddleware:
         return found
 
 
-def authorize_project(request: Request, project_id: str) -> str:
-    """The project id, if this request's key covers it; 403 forbidden_project otherwise."""
-    grant = request.scope.get("state", {}).get("grant")
+def authorize_project(scope: Scope, project_id: str) -> str:
+    """The project id, if the key of this request (its ASGI scope) covers it; 403 forbidden_project
+    otherwise."""
+    grant = scope.get("state", {}).get("grant")
     if not isinstance(grant, Grant):  # no AuthMiddleware ran: refuse rather than trust
         raise Unauthorized("this request was not authenticated")
     request_context.note(project=project_id)

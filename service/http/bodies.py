@@ -4,10 +4,18 @@ import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope
 
-from reactstep.service.errors import BadRequest, InvalidJSON, JSONTooDeep, PayloadTooLarge, ValidationFailed
+from reactstep.service.errors import (
+    BadRequest,
+    InvalidJSON,
+    JSONTooDeep,
+    PayloadTooLarge,
+    ServiceError,
+    ValidationFailed,
+)
 from reactstep.service.limits import check_json_depth
 from reactstep.service.redaction import remember_request_secrets
 
@@ -23,7 +31,13 @@ async def read_model(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> Model:
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
-    raw = await read_limited(request, max_bytes)
+    return parse_model(await read_limited(request, max_bytes), model, allow_empty, max_depth)
+
+
+def parse_model(
+    raw: bytes, model: type[Model], allow_empty: bool = False, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Model:
+    """A raw body parsed as `model` (its secrets remembered for the request), or a 4xx ServiceError."""
     body = _validated(model, {}) if allow_empty and not raw.strip() else _parsed(raw, model, max_depth)
     remember_request_secrets(body)
     return body
@@ -69,25 +83,34 @@ def _validated(model: type[Model], payload: Any) -> Model:
 
 async def read_limited(request: Request, max_bytes: int) -> bytes:
     """The raw body, refused as soon as it passes max_bytes (declared or streamed)."""
-    declared = _content_length(request)
+    return await read_body(request.scope, request.receive, max_bytes)
+
+
+async def read_body(scope: Scope, receive: Receive, max_bytes: int) -> bytes:
+    """read_limited for an ASGI call: the messages `receive` gives, as Request.stream() reads them."""
+    declared = _content_length(scope)
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise PayloadTooLarge(f"the request body is larger than {max_bytes} bytes")
     chunks: list[bytes] = []
     size = 0
-    try:
-        async for chunk in request.stream():
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "http.request":
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > max_bytes:
                 raise PayloadTooLarge(f"the request body is larger than {max_bytes} bytes")
             chunks.append(chunk)
-    except ClientDisconnect as exc:  # nobody will read the answer; still not an internal error
-        raise BadRequest("the client closed the connection before sending its whole body") from exc
-    return b"".join(chunks)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        elif kind == "http.disconnect":  # nobody will read the answer; still not an internal error
+            raise BadRequest("the client closed the connection before sending its whole body")
 
 
-def _content_length(request: Request) -> bytes | None:
+def _content_length(scope: Scope) -> bytes | None:
     """The Content-Length header's raw value (no Headers object built for one header)."""
-    for name, value in request.scope["headers"]:
+    for name, value in scope["headers"]:
         if name == b"content-length":
             return value  # type: ignore[no-any-return]
     return None
@@ -112,4 +135,19 @@ def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
 
 def model_response(body: BaseModel, exclude_none: bool = False) -> Response:
     """A model as the JSON body of a 200 answer, serialised by pydantic in one pass (no dict between)."""
-    return Response(body.model_dump_json(exclude_none=exclude_none), media_type="application/json")
+    return json_response(model_json(body, exclude_none))
+
+
+def model_json(body: BaseModel, exclude_none: bool = False) -> bytes:
+    """A model's JSON, as model_dump_json makes it, in bytes."""
+    return body.__pydantic_serializer__.to_json(body, exclude_none=exclude_none)
+
+
+def json_response(body: bytes) -> Response:
+    """A 200 answer with this JSON body."""
+    return Response(body, media_type="application/json")
+
+
+def error_response(error: ServiceError) -> JSONResponse:
+    """A ServiceError's answer: its status, its JSON body and its headers (Retry-After, ...)."""
+    return JSONResponse(error.to_body(), status_code=error.status, headers=error.headers())

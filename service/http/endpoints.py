@@ -3,9 +3,18 @@
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Scope
 
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import Model, model_response, read_model
+from reactstep.service.http.bodies import (
+    Model,
+    json_response,
+    model_json,
+    model_response,
+    parse_model,
+    read_limited,
+    read_model,
+)
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
 from reactstep.service.metrics import CONTENT_TYPE
@@ -34,7 +43,7 @@ async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
     body = await _read(request, runtime, ReactStepRequest)
-    authorize_project(request, body.project_id)
+    authorize_project(request.scope, body.project_id)
     await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)
     if body.stream:
@@ -44,15 +53,22 @@ async def react_step(request: Request) -> Response:
 
 
 async def execute_action(request: Request) -> Response:
-    """POST /api/agent/execute_action."""
+    """POST /api/agent/execute_action (direct.py answers it too, for requests no layer reroutes)."""
     runtime = _runtime(request)
-    body = await _read(request, runtime, ExecuteActionRequest)
-    authorize_project(request, body.project_id)
+    raw = await read_limited(request, runtime.settings.max_body_bytes)
+    return json_response(await answer_execute_action(request.scope, raw, runtime))
+
+
+async def answer_execute_action(scope: Scope, raw: bytes, runtime: Runtime) -> bytes:
+    """execute_action's answer to a raw body: the JSON of a 200, or a ServiceError."""
+    settings = runtime.settings
+    body = parse_model(raw, ExecuteActionRequest, max_depth=settings.max_json_depth)
+    authorize_project(scope, body.project_id)
     if runs_on_loop(body, runtime):
         result = run_execute_action(body, runtime)
     else:
         result = await on_worker(run_execute_action, body, runtime)
-    return model_response(result)
+    return model_json(result)
 
 
 async def list_tools(request: Request) -> JSONResponse:

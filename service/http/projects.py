@@ -32,7 +32,7 @@ def _runtime(request: Request) -> Runtime:
 
 def _project(request: Request) -> str:
     """The authorised project id of the URL."""
-    return authorize_project(request, check_project_id(request.path_params["project_id"]))
+    return authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
 
 
 async def put_project(request: Request) -> JSONResponse:

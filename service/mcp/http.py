@@ -40,7 +40,7 @@ class McpEndpoint:
         request = Request(scope, receive)
         runtime: Runtime = request.app.state.runtime
         check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
-        project_id = authorize_project(request, check_project_id(request.path_params["project_id"]))
+        project_id = authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
         await require_project_from_loop(project_id, runtime)
         body = await read_limited(request, runtime.settings.max_body_bytes)
         check_body_depth(body, runtime.settings.max_json_depth)  # not JSON: the SDK answers that

@@ -1,7 +1,6 @@
 """Back-end failures the model cannot fix, as the service's 502/503 errors."""
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 from reactstep.service.errors import EmbeddingFailed, StorageUnavailable, VectorStoreUnavailable
 from reactstep.tools.errors import StoreUnavailable
@@ -9,14 +8,27 @@ from reactstep.tools.vectors import store as vectors
 from reactstep.tools.vectors.embeddings import EmbeddingError
 
 
-@contextmanager
-def translated_backend_errors() -> Iterator[None]:
+def translated_backend_errors() -> "BackendErrors":
     """Back-end failures the model cannot fix become 502/503 errors with a code."""
-    try:
-        yield
-    except StoreUnavailable as exc:
-        raise StorageUnavailable(f"object storage is unavailable: {exc}") from exc
-    except vectors.VectorStoreUnavailable as exc:
-        raise VectorStoreUnavailable(f"the vector store is unavailable: {exc}") from exc
-    except EmbeddingError as exc:
-        raise EmbeddingFailed(f"the embedding model failed: {exc}") from exc
+    return TRANSLATED
+
+
+class BackendErrors:
+    """The translation, as a context manager with no state (one serves every `with`): it wraps every
+    tool run, and a generator's context manager costs several times more."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if isinstance(exc, StoreUnavailable):
+            raise StorageUnavailable(f"object storage is unavailable: {exc}") from exc
+        if isinstance(exc, vectors.VectorStoreUnavailable):
+            raise VectorStoreUnavailable(f"the vector store is unavailable: {exc}") from exc
+        if isinstance(exc, EmbeddingError):
+            raise EmbeddingFailed(f"the embedding model failed: {exc}") from exc
+
+
+TRANSLATED = BackendErrors()
