@@ -1,0 +1,71 @@
+"""Our points, filters and rankings in qdrant-edge's types."""
+
+from collections.abc import Sequence
+from typing import Any
+
+import qdrant_edge as edge
+
+from reactstep.tools.vectors.sparse import SparseVector
+from reactstep.tools.vectors.store import (
+    DENSE,
+    NAME,
+    SPARSE,
+    ChunkPoint,
+    Ranking,
+    SearchFilter,
+    filter_terms,
+    project_terms,
+    stored_payload,
+)
+
+
+def edge_requests(
+    rankings: Sequence[Ranking], where: SearchFilter, limit: int
+) -> dict[int, edge.QueryRequest]:
+    """The engine's request for each ranking, by its position; a sparse one without words has none."""
+    requests: dict[int, edge.QueryRequest] = {}
+    for n, ranking in enumerate(rankings):
+        if isinstance(ranking.vector, SparseVector):
+            if not ranking.vector.indices:
+                continue  # no known word: no ranking
+            query = edge.Query.Nearest(edge_sparse(ranking.vector), using=ranking.using)
+            params = edge.SearchParams(
+                idf=edge.IdfParams(corpus=edge_filter(project_terms(where.project_id)))
+            )
+        else:
+            query = edge.Query.Nearest(list(ranking.vector), using=ranking.using)
+            params = dense_search_params()
+        requests[n] = edge.QueryRequest(
+            limit=limit,
+            query=query,
+            filter=edge_filter(filter_terms(where)),
+            params=params,
+            with_payload=True,
+        )
+    return requests
+
+
+def dense_search_params() -> edge.SearchParams:
+    """Scan the int8 copies (edge_shard.shard_config) for twice the hits asked, then rank those by the
+    float vectors: at 100k random unit vectors this kept the exact top 10 of every query measured,
+    where the int8 scores alone changed 5% of it. Plain segments have no int8 copies and scan floats."""
+    return edge.SearchParams(quantization=edge.QuantizationSearchParams(rescore=True, oversampling=2.0))
+
+
+def edge_point(point: ChunkPoint) -> edge.Point:
+    """A ChunkPoint as the engine's Point."""
+    vectors: dict[str, edge.NamedVector] = {DENSE: list(point.dense), SPARSE: edge_sparse(point.sparse)}
+    if point.name is not None:
+        vectors[NAME] = list(point.name)
+    return edge.Point(point.id, vectors, stored_payload(point))
+
+
+def edge_sparse(vector: SparseVector) -> edge.SparseVector:
+    """Our sparse vector as the engine's."""
+    return edge.SparseVector(list(vector.indices), list(vector.values))
+
+
+def edge_filter(terms: list[tuple[str, str]]) -> edge.Filter:
+    """A filter every one of the (field, value) keyword matches must pass."""
+    must: list[Any] = [edge.FieldCondition(field, match=edge.MatchValue(value)) for field, value in terms]
+    return edge.Filter(must=must)
