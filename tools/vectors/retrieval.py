@@ -258,13 +258,16 @@ def _normalised(ranking: Sequence[VectorHit]) -> dict[str, float]:
 def merge_overlapping(scored: Sequence[tuple[float, VectorHit]]) -> list[Passage]:
     """Passages in score order; a hit overlapping a better one of the same file joins it."""
     passages: list[Passage] = []
+    by_path: dict[str, list[int]] = {}  # the indexes of each file's passages, in score order
     for score, hit in scored:
         passage = _passage(score, hit.payload)
-        for index, kept in enumerate(passages):
-            if kept.path == passage.path and _overlap(kept, passage):
-                passages[index] = _join(kept, passage)
+        same_file = by_path.setdefault(passage.path, [])
+        for index in same_file:
+            if _overlap(passages[index], passage):
+                passages[index] = _join(passages[index], passage)
                 break
         else:
+            same_file.append(len(passages))
             passages.append(passage)
     return passages
 
