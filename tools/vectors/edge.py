@@ -7,16 +7,13 @@
 qdrant-edge raises plain `Exception` for every failure, so only what this module checks itself
 (names, dimensions, unknown collections, an incompatible existing shard) is a VectorStoreError;
 anything else the engine raises means it failed: VectorStoreUnavailable. The engine runs no
-background optimizer of its own: ours copies a collection once `optimize_after` points were written
-to it and writes went quiet, optimizes the copy in a child process and swaps it in (edge_optimize.py),
-after which dense searches scan int8 copies of the vectors (edge_shard.py).
+background optimizer of its own; ours (edge_optimize.py) makes dense searches scan int8 copies.
 """
 
-import os
 import shutil
-import subprocess
 import threading
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +21,14 @@ import qdrant_edge as edge
 
 from reactstep.tools.vectors.edge_optimize import (
     STAGING,
+    CopyOptimizer,
     OptimizeScheduler,
     Outcome,
     SwapGate,
     copy_shard,
-    finish_optimizer,
-    start_optimizer,
+    swap_folders,
 )
-from reactstep.tools.vectors.edge_requests import edge_filter, edge_point, edge_requests
+from reactstep.tools.vectors.edge_requests import edge_filter, edge_point, edge_requests, vector_hits
 from reactstep.tools.vectors.edge_shard import (
     engine_errors,
     lock_directory,
@@ -58,16 +55,13 @@ from reactstep.tools.vectors.store import (
     filter_terms,
     point_facts,
     project_terms,
-    returned_payload,
 )
 
 
 class EdgeVectorStore:
-    """Collections as qdrant-edge shards under `path`, owned by this process until close().
-
-    A collection gets optimized in the background once `optimize_after` points (0: never) were
-    written to it and no write came for `optimize_quiet_s` seconds.
-    """
+    """Collections as qdrant-edge shards under `path`, owned by this process until close(); one is
+    optimized in the background once `optimize_after` points (0: never) were written to it and no
+    write came for `optimize_quiet_s` seconds."""
 
     def __init__(self, path: Path, optimize_after: int = 10_000, optimize_quiet_s: float = 2.0) -> None:
         self._root = Path(path)
@@ -80,16 +74,13 @@ class EdgeVectorStore:
         self._writing = threading.Lock()  # one write at a time; held by an optimization's copy and swap
         self._writes: dict[str, int] = {}  # writes per collection: a copy made before one is stale
         self._gate = SwapGate()
-        self._optimizing = threading.Lock()  # one optimization at a time: they share the staging folder
-        self._child: subprocess.Popen[str] | None = None
+        self._optimizer = CopyOptimizer(self._root / STAGING)
         self._scheduler = OptimizeScheduler(self.optimize, optimize_after, optimize_quiet_s)
         self._closed = False
 
     def ensure_collection(self, name: str, dimension: int, dense: Sequence[str] = (DENSE,)) -> None:
-        """Create the collection's shard and indexes, or load it and check its dimension.
-
-        `dense` names its dense vectors, all of `dimension`; a shard made with others fails to load.
-        """
+        """Create the collection's shard and indexes, or load it and check its dimension; `dense`
+        names its dense vectors, all of `dimension` (a shard made with others fails to load)."""
         check_collection_name(name)
         with self._guard:
             self._check_open()
@@ -113,14 +104,12 @@ class EdgeVectorStore:
                 if point.name is not None:
                     self._check_vector(collection, point.name)
             records = [edge_point(point) for point in batch]
-            self._write(collection, edge.UpdateOperation.upsert_points(records), len(records), "upsert into")
+            self._write(collection, edge.UpdateOperation.upsert_points(records), len(records))
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Remove points by id; unknown ids are ignored."""
         for batch in batches(ids):
-            self._write(
-                collection, edge.UpdateOperation.delete_points(list(batch)), len(batch), "delete from"
-            )
+            self._write(collection, edge.UpdateOperation.delete_points(list(batch)), len(batch))
 
     def project_points(
         self, collection: str, project_id: str, path_prefix: str | None = None
@@ -154,9 +143,7 @@ class EdgeVectorStore:
     def update_payload(self, collection: str, updates: Mapping[str, dict[str, Any]]) -> None:
         """Overwrite some payload fields of some points (the vectors stay)."""
         for point_id, fields in updates.items():
-            self._write(
-                collection, edge.UpdateOperation.set_payload([point_id], fields), 0, "update points of"
-            )
+            self._write(collection, edge.UpdateOperation.set_payload([point_id], fields), 0)
 
     def search_dense(
         self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
@@ -183,9 +170,7 @@ class EdgeVectorStore:
             with self._gate.shared(), engine_errors(f"search {collection!r}"):
                 found = self._shard(collection).query_batch(edge.QueryBatchRequest(list(requests.values())))
             for n, hits in zip(requests, found, strict=True):
-                answers[n] = [
-                    VectorHit(str(hit.id), hit.score, returned_payload(hit.payload)) for hit in hits
-                ]
+                answers[n] = vector_hits(hits)
         return answers
 
     def count(self, collection: str, project_id: str) -> int:
@@ -230,38 +215,12 @@ class EdgeVectorStore:
             if name not in self._dense:
                 raise VectorStoreError(f"collection {name!r} is not open; call ensure_collection first")
             dimension, dense = self._dimensions[name], self._dense[name]
-        with self._optimizing:
-            outcome = self._optimize(name, dimension, dense)
+        outcome = self._optimizer.run(
+            name, dimension, dense, partial(self._copy, name), partial(self._swap, name, dimension, dense)
+        )
         if outcome != "stale":
             self._scheduler.optimized(name)
         return outcome
-
-    def _optimize(self, name: str, dimension: int, dense: tuple[str, ...]) -> Outcome:
-        live, staging = self._root / name, self._root / STAGING / name
-        try:
-            with self._writing:
-                with engine_errors(f"flush collection {name!r}"):
-                    self._shard(name).flush()
-                writes = self._writes.get(name, 0)
-                copy_shard(live, staging)
-            with self._guard:
-                self._check_open()
-                child = self._child = start_optimizer(staging, dimension, dense)
-            try:
-                changed = finish_optimizer(child)
-            finally:
-                with self._guard:
-                    self._child = None
-            if not changed:
-                return "unchanged"
-            warm_files(staging)  # before any lock: the swap's load then finds it in the page cache
-            with self._writing:
-                if self._writes.get(name, 0) != writes:
-                    return "stale"
-                self._swap(name, staging, dimension, dense)
-            return "optimized"
-        finally:
-            shutil.rmtree(self._root / STAGING, ignore_errors=True)
 
     def close(self) -> None:
         """Flush and close every shard, then release the directory lock; a second close is a no-op."""
@@ -269,8 +228,7 @@ class EdgeVectorStore:
             if self._closed:
                 return
             self._closed = True
-            if self._child is not None:
-                self._child.kill()  # our own child, by its handle; the optimization then fails and ends
+        self._optimizer.stop()  # a running optimization fails and ends
         self._scheduler.stop()
         with self._writing, self._guard:
             shards, self._shards = self._shards, {}
@@ -297,34 +255,40 @@ class EdgeVectorStore:
                     shard = self._shards[name] = edge.EdgeShard.load(str(directory))
             return shard
 
-    def _write(self, collection: str, operation: edge.UpdateOperation, points: int, action: str) -> None:
+    def _write(self, collection: str, operation: edge.UpdateOperation, points: int) -> None:
         """Apply one update, counted for the optimizer (`points` written or deleted)."""
         with self._writing:
             shard = self._shard(collection)
             self._writes[collection] = self._writes.get(collection, 0) + 1
-            with engine_errors(f"{action} {collection!r}"):
+            with engine_errors(f"write to {collection!r}"):
                 shard.update(operation)
         self._scheduler.written(collection, points)
 
-    def _swap(self, name: str, staging: Path, dimension: int, dense: tuple[str, ...]) -> None:
-        """Put the optimized copy at `staging` in place of the live shard (the caller holds _writing)."""
-        live, retired = self._root / name, staging.with_name(f"{name}.retired")
-        with self._gate.exclusive():
+    def _copy(self, name: str, staging: Path) -> int:
+        """Flush the collection and copy it to `staging`; how many writes it had then."""
+        with self._writing:
+            with engine_errors(f"flush collection {name!r}"):
+                self._shard(name).flush()
+            copy_shard(self._root / name, staging)
+            return self._writes.get(name, 0)
+
+    def _swap(self, name: str, dimension: int, dense: tuple[str, ...], staging: Path, writes: int) -> bool:
+        """Put the optimized copy at `staging` in place of the live shard, unless a write came since
+        the copy (False)."""
+        live = self._root / name
+        with self._writing, self._gate.exclusive():
+            if self._writes.get(name, 0) != writes:
+                return False
             with self._guard:
                 self._check_open()
                 old = self._shards.pop(name)
             with engine_errors(f"close collection {name!r}"):
                 old.close()
-            os.rename(live, retired)
-            os.rename(staging, live)
-            try:
-                shard = open_shard(live, name, dimension, dense)
-            except Exception:
-                os.rename(live, staging)  # put the old one back; _shard loads it on next use
-                os.rename(retired, live)
-                raise
+            # On failure the old folder is back in place, and _shard loads it on next use.
+            shard = swap_folders(live, staging, lambda: open_shard(live, name, dimension, dense))
             with self._guard:
                 self._shards[name] = shard
+        return True
 
     def _check_vector(self, collection: str, vector: Sequence[float]) -> None:
         """Refuse a dense vector whose size differs from the collection's, when it is known."""

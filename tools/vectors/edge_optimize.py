@@ -21,11 +21,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
+from reactstep.tools.vectors.edge_shard import shard_config, warm_files
 from reactstep.tools.vectors.store import VectorStoreUnavailable
 
 logger = logging.getLogger("reactstep.vectors")
+T = TypeVar("T")
 Outcome = Literal["optimized", "unchanged", "stale"]  # swapped in; nothing to do; a write made the copy stale
 STAGING = ".optimizing"  # under the store's root; never a collection name (those start with [A-Za-z0-9])
 OPTIMIZED, UNCHANGED = "optimized", "unchanged"  # what the child prints
@@ -45,6 +47,20 @@ def copy_shard(live: Path, staging: Path) -> None:
         raise OptimizeFailed(f"cannot copy the collection to optimize it: {exc}") from exc
 
 
+def swap_folders(live: Path, staging: Path, load: Callable[[], T]) -> T:
+    """Move the folder at `staging` to `live` (the old one out of the way) and `load` it; when that
+    fails, the old folder goes back to `live`."""
+    retired = staging.with_name(f"{staging.name}.retired")
+    os.rename(live, retired)
+    os.rename(staging, live)
+    try:
+        return load()
+    except Exception:
+        os.rename(live, staging)
+        os.rename(retired, live)
+        raise
+
+
 def start_optimizer(staging: Path, dimension: int, dense: Sequence[str]) -> "subprocess.Popen[str]":
     """The child process that optimizes the copy at `staging`."""
     command = [sys.executable, "-m", __name__, str(staging), str(dimension), *dense]
@@ -58,6 +74,54 @@ def finish_optimizer(child: "subprocess.Popen[str]") -> bool:
         last = err.strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
         raise OptimizeFailed(f"optimizing a copy of the collection failed: {last[0]}")
     return out.strip() == OPTIMIZED
+
+
+class CopyOptimizer:
+    """Optimizes a store's collections one at a time, each on a copy under `staging` (shared by all)."""
+
+    def __init__(self, staging: Path) -> None:
+        self._staging = staging
+        self._running = threading.Lock()
+        self._guard = threading.Lock()
+        self._child: subprocess.Popen[str] | None = None
+        self._stopped = False
+
+    def run(
+        self,
+        name: str,
+        dimension: int,
+        dense: Sequence[str],
+        copy: Callable[[Path], int],
+        swap: Callable[[Path, int], bool],
+    ) -> Outcome:
+        """`copy` the collection to a folder (it returns its write count), optimize it in a child
+        process, then `swap` it in (given that count, it says False for a stale copy)."""
+        copied = self._staging / name
+        with self._running:
+            try:
+                writes = copy(copied)
+                with self._guard:
+                    if self._stopped:
+                        raise OptimizeFailed("the vector store is closing")
+                    child = self._child = start_optimizer(copied, dimension, dense)
+                try:
+                    changed = finish_optimizer(child)
+                finally:
+                    with self._guard:
+                        self._child = None
+                if not changed:
+                    return "unchanged"
+                warm_files(copied)  # before the swap's locks: its load then finds the files in memory
+                return "optimized" if swap(copied, writes) else "stale"
+            finally:
+                shutil.rmtree(self._staging, ignore_errors=True)
+
+    def stop(self) -> None:
+        """Start no more children, and kill the running one (ours, by its handle)."""
+        with self._guard:
+            self._stopped = True
+            if self._child is not None:
+                self._child.kill()
 
 
 class SwapGate:
@@ -162,8 +226,6 @@ class OptimizeScheduler:
 def main(argv: Sequence[str]) -> int:
     """The child: optimize the shard at argv[0] (made for argv[1]-dimensional vectors named argv[2:])."""
     import qdrant_edge as edge
-
-    from reactstep.tools.vectors.edge_shard import shard_config
 
     os.nice(10)  # the serving process comes first
     directory, dimension, dense = argv[0], int(argv[1]), tuple(argv[2:])

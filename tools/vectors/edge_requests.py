@@ -13,8 +13,10 @@ from reactstep.tools.vectors.store import (
     ChunkPoint,
     Ranking,
     SearchFilter,
+    VectorHit,
     filter_terms,
     project_terms,
+    returned_payload,
     stored_payload,
 )
 
@@ -43,6 +45,11 @@ def edge_requests(
             with_payload=True,
         )
     return requests
+
+
+def vector_hits(hits: Sequence[edge.ScoredPoint]) -> list[VectorHit]:
+    """The engine's hits as ours, in its order."""
+    return [VectorHit(str(hit.id), hit.score, returned_payload(hit.payload)) for hit in hits]
 
 
 def dense_search_params() -> edge.SearchParams:
