@@ -28,7 +28,7 @@ from reactstep.tools.vectors.edge_optimize import (
     copy_shard,
     swap_folders,
 )
-from reactstep.tools.vectors.edge_requests import edge_filter, edge_point, edge_requests, vector_hits
+from reactstep.tools.vectors.edge_requests import edge_filter, edge_point, projects_of, search_batch
 from reactstep.tools.vectors.edge_shard import (
     engine_errors,
     lock_directory,
@@ -73,6 +73,7 @@ class EdgeVectorStore:
         self._dense: dict[str, tuple[str, ...]] = {}  # the dense vector names, idem
         self._writing = threading.Lock()  # one write at a time; held by an optimization's copy and swap
         self._writes: dict[str, int] = {}  # writes per collection: a copy made before one is stale
+        self._holders: dict[str, list[str]] = {}  # up to two projects with points, per collection
         self._gate = SwapGate()
         self._optimizer = CopyOptimizer(self._root / STAGING)
         self._scheduler = OptimizeScheduler(self.optimize, optimize_after, optimize_quiet_s)
@@ -164,14 +165,13 @@ class EdgeVectorStore:
         for ranking in rankings:
             if not isinstance(ranking.vector, SparseVector):
                 self._check_vector(collection, ranking.vector)
-        requests = edge_requests(rankings, where, limit)
-        answers: list[list[VectorHit]] = [[] for _ in rankings]
-        if requests:
-            with self._gate.shared(), engine_errors(f"search {collection!r}"):
-                found = self._shard(collection).query_batch(edge.QueryBatchRequest(list(requests.values())))
-            for n, hits in zip(requests, found, strict=True):
-                answers[n] = vector_hits(hits)
-        return answers
+        with self._gate.shared(), engine_errors(f"search {collection!r}"):
+            shard = self._shard(collection)
+            if (holders := self._holders.get(collection)) is None:  # known again after every write
+                writes, holders = self._writes.get(collection), projects_of(shard)
+                if self._writes.get(collection) == writes:  # else a write came meanwhile: ask next time
+                    self._holders[collection] = holders
+            return search_batch(shard, rankings, where, limit, alone=holders == [where.project_id])
 
     def count(self, collection: str, project_id: str) -> int:
         """How many points the project has."""
@@ -260,6 +260,7 @@ class EdgeVectorStore:
         with self._writing:
             shard = self._shard(collection)
             self._writes[collection] = self._writes.get(collection, 0) + 1
+            self._holders.pop(collection, None)
             with engine_errors(f"write to {collection!r}"):
                 shard.update(operation)
         self._scheduler.written(collection, points)

@@ -21,10 +21,44 @@ from reactstep.tools.vectors.store import (
 )
 
 
+def search_batch(
+    shard: edge.EdgeShard, rankings: Sequence[Ranking], where: SearchFilter, limit: int, alone: bool
+) -> list[list[VectorHit]]:
+    """Each ranking's `limit` best points, best first, from one batch. When the project is `alone` in
+    the collection and no path or language narrows the search, the batch runs without the project
+    filter (a filter every point passes cost a third of a dense scan: 3.8 against 2.6 ms at 100k); it is
+    the project's own when every hit is the project's, else it runs again with the filter."""
+    whole = alone and where == SearchFilter(where.project_id)
+    answers = _searched(shard, rankings, where, limit, scoped=not whole)
+    if whole and not all(
+        hit.payload.get("project_id") == where.project_id for hits in answers for hit in hits
+    ):
+        answers = _searched(shard, rankings, where, limit, scoped=True)
+    return answers
+
+
+def projects_of(shard: edge.EdgeShard) -> list[str]:
+    """Up to two of the project ids the shard holds points of, sorted."""
+    return sorted(str(hit.value) for hit in shard.facet(edge.FacetRequest(key="project_id", limit=2)).hits)
+
+
+def _searched(
+    shard: edge.EdgeShard, rankings: Sequence[Ranking], where: SearchFilter, limit: int, scoped: bool
+) -> list[list[VectorHit]]:
+    requests = edge_requests(rankings, where, limit, scoped)
+    answers: list[list[VectorHit]] = [[] for _ in rankings]
+    if requests:
+        found = shard.query_batch(edge.QueryBatchRequest(list(requests.values())))
+        for n, hits in zip(requests, found, strict=True):
+            answers[n] = vector_hits(hits)
+    return answers
+
+
 def edge_requests(
-    rankings: Sequence[Ranking], where: SearchFilter, limit: int
+    rankings: Sequence[Ranking], where: SearchFilter, limit: int, scoped: bool = True
 ) -> dict[int, edge.QueryRequest]:
-    """The engine's request for each ranking, by its position; a sparse one without words has none."""
+    """The engine's request for each ranking, by its position; a sparse one without words has none.
+    Unless `scoped`, they search every point (word weights still use the project's IDF)."""
     requests: dict[int, edge.QueryRequest] = {}
     for n, ranking in enumerate(rankings):
         if isinstance(ranking.vector, SparseVector):
@@ -40,7 +74,7 @@ def edge_requests(
         requests[n] = edge.QueryRequest(
             limit=limit,
             query=query,
-            filter=edge_filter(filter_terms(where)),
+            filter=edge_filter(filter_terms(where)) if scoped else None,
             params=params,
             with_payload=True,
         )
