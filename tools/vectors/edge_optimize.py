@@ -64,7 +64,10 @@ def swap_folders(live: Path, staging: Path, load: Callable[[], T]) -> T:
 def start_optimizer(staging: Path, dimension: int, dense: Sequence[str]) -> "subprocess.Popen[str]":
     """The child process that optimizes the copy at `staging`."""
     command = [sys.executable, "-m", __name__, str(staging), str(dimension), *dense]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        raise OptimizeFailed(f"cannot start the process that optimizes the collection: {exc}") from exc
 
 
 def finish_optimizer(child: "subprocess.Popen[str]") -> bool:
