@@ -43,6 +43,10 @@ class CachedEmbedder:
     def dimension(self) -> int:
         return self.inner.dimension  # type: ignore[attr-defined,no-any-return]
 
+    @property
+    def known_dimension(self) -> int | None:
+        return self.inner.known_dimension  # type: ignore[attr-defined,no-any-return]
+
     def embed_query(self, text: str) -> list[float]:
         if text not in self.seen:
             self.seen[text] = self.inner.embed_query(text)  # type: ignore[attr-defined]

@@ -39,6 +39,7 @@ def vector_config(settings: Settings) -> VectorConfig:
         settings.qdrant_url,
         settings.qdrant_api_key,
         settings.qdrant_timeout_s,
+        settings.vector_optimize_after,
     )
 
 

@@ -104,6 +104,14 @@ class Settings(BaseSettings):
     qdrant_url: str | None = Field(None, description="Qdrant server or cluster URL (vector_backend=qdrant).")
     qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server.")
     qdrant_timeout_s: float = Field(10.0, description="Deadline for one Qdrant call, in seconds.")
+    vector_optimize_after: int = Field(
+        10_000,
+        ge=0,
+        description=(
+            "Embedded store: optimize a collection (int8 copies of its dense vectors, in a child process) "
+            "once this many points were written to it and writes paused for 2 s; 0 never does."
+        ),
+    )
     embedding_model: str = Field(
         "local/all-MiniLM-L6-v2-int8",
         description=(

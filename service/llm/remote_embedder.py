@@ -35,6 +35,11 @@ class LiteLLMEmbedder:
         assert self._dimension is not None
         return self._dimension
 
+    @property
+    def known_dimension(self) -> int | None:
+        """The dimension once a call has returned vectors; None before."""
+        return self._dimension
+
     def embed_query(self, text: str) -> list[float]:
         """One L2-normalised vector."""
         return self.embed_documents([text])[0]

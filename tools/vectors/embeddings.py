@@ -54,6 +54,8 @@ class Embedder(Protocol):
     def model_name(self) -> str: ...
     @property
     def dimension(self) -> int: ...
+    @property
+    def known_dimension(self) -> int | None: ...  # the dimension when knowing it takes no model call
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
     def embed_query(self, text: str) -> list[float]: ...
 
@@ -85,6 +87,11 @@ class LocalEmbedder:
     @property
     def dimension(self) -> int:
         """Length of every vector."""
+        return DIMENSION
+
+    @property
+    def known_dimension(self) -> int:
+        """The dimension, known without loading the model."""
         return DIMENSION
 
     def embed_query(self, text: str) -> list[float]:

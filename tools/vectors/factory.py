@@ -18,6 +18,7 @@ class VectorConfig:
     qdrant_url: str | None = None
     qdrant_api_key: SecretStr | None = None
     qdrant_timeout_s: float = 10.0
+    optimize_after: int = 10_000  # points written before the embedded store optimizes a collection
 
 
 def open_vector_store(config: VectorConfig) -> VectorStore:
@@ -32,4 +33,4 @@ def open_vector_store(config: VectorConfig) -> VectorStore:
         return QdrantVectorStore(config.qdrant_url, key, config.qdrant_timeout_s)
     from reactstep.tools.vectors.edge import EdgeVectorStore
 
-    return EdgeVectorStore(config.root)
+    return EdgeVectorStore(config.root, config.optimize_after)

@@ -16,6 +16,7 @@ dotted part, split and stemmed as the word-match ranking does) that the query's 
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from reactstep.tools.vectors.sparse import STOP_WORDS, split_identifier, tokenize
 
@@ -71,5 +72,11 @@ def name_overlap(symbol: str, query_tokens: frozenset[str]) -> float:
     """The share (0..1) of the symbol's last part's tokens that the query holds; 0 for no symbol."""
     if not symbol:
         return 0.0
-    parts = set(tokenize(" ".join(split_identifier(symbol.rsplit(".", 1)[-1]))))  # no whole-name token
+    parts = name_tokens(symbol.rsplit(".", 1)[-1])
     return len(parts & query_tokens) / len(parts) if parts else 0.0
+
+
+@lru_cache(maxsize=1 << 14)
+def name_tokens(name: str) -> frozenset[str]:
+    """The tokens of a name's parts, without the whole-name token (asked for every hit of every query)."""
+    return frozenset(tokenize(" ".join(split_identifier(name))))

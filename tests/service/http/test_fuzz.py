@@ -94,6 +94,7 @@ class HashingEmbedder:
 
     model_name = "local/fuzz-hash"
     dimension = len(word_vector(""))
+    known_dimension = dimension
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return [self.embed_query(text) for text in texts]

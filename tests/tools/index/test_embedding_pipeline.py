@@ -17,6 +17,7 @@ class CountingEmbedder:
 
     model_name = "fake/counting"
     dimension = 4
+    known_dimension = dimension
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, str]] = []

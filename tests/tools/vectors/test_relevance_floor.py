@@ -20,6 +20,7 @@ class FixedEmbedder:
 
     model_name = "fixed"
     dimension = 4
+    known_dimension = dimension
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return [EAST for _ in texts]

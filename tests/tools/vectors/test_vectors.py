@@ -151,6 +151,26 @@ def test_projects_see_only_their_own_points(store: VectorStore) -> None:
     assert list(store.project_points(COLLECTION, "beta")) == [point_id("theirs")]
 
 
+def test_a_project_alone_in_its_collection_and_then_not(store: VectorStore) -> None:
+    """The embedded store drops the project filter while one project holds every point; a write of
+    another project's point brings it back."""
+    text = "def get_user_name(user): return user.name"
+    store.upsert(
+        COLLECTION, [chunk("first", dense=[0.8, 0.6, 0.0, 0.0], text=text), chunk("second", text=text)]
+    )
+    assert names(store.search_dense(COLLECTION, EAST, ALPHA, 10)) == ["second", "first"]
+    assert store.search_dense(COLLECTION, EAST, SearchFilter("beta"), 10) == []
+    store.upsert(COLLECTION, [chunk("theirs", "beta", text=text)])  # the nearest point, and beta's
+    assert names(store.search_dense(COLLECTION, EAST, ALPHA, 10)) == ["second", "first"]
+    assert names(store.search_sparse(COLLECTION, encode_query("get_user_name"), ALPHA, 1)) in (
+        ["first"],
+        ["second"],
+    )
+    assert names(store.search_dense(COLLECTION, EAST, SearchFilter("beta"), 10)) == ["theirs"]
+    store.delete(COLLECTION, [point_id("theirs")])
+    assert names(store.search_dense(COLLECTION, EAST, ALPHA, 1)) == ["second"]
+
+
 PATHS = {"x": "src/api/x.py", "y": "src/api/sub/y.py", "apix": "src/apix.py", "doc": "docs/a.md"}
 
 
