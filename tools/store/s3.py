@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import SecretStr
@@ -27,6 +28,7 @@ from reactstep.tools.store.objects import (
     file_path,
 )
 from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.s3_dates import parse_timestamp
 
 
 @dataclass(frozen=True)
@@ -268,7 +270,10 @@ def make_s3_client(config: S3Config) -> Any:
         # A custom endpoint (R2, MinIO) is one host; bucket subdomains may not resolve.
         s3={"addressing_style": "path"} if config.endpoint_url else None,
     )
-    return boto3.session.Session().client(
+    # A botocore session of its own, so the faster date parser reaches this client only.
+    core = botocore.session.get_session()
+    core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_timestamp)
+    return boto3.session.Session(botocore_session=core).client(
         "s3",
         endpoint_url=config.endpoint_url,
         region_name=config.region,
