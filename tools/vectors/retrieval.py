@@ -155,18 +155,16 @@ class CodeIndex:
         words: list[tuple[float, Ranking]] = []
         if self.config.mode in ("hybrid", "lexical"):
             words.append((self.config.lexical_weight, Ranking(SPARSE, encode_query(query))))
-        found: list[tuple[float, Ranking, list[VectorHit]]] = []
+        early: list[tuple[float, list[VectorHit]]] = []
         if words and query_vector is not None and not query_vector.done():
-            found += self._searched(collection, words, where, candidates)  # while the query is embedded
-            words = []
+            early, words = self._searched(collection, words, where, candidates), []  # while it is embedded
+        dense: list[tuple[float, Ranking]] = []
         if query_vector is not None:
             vector = query_vector.result()
-            dense = [(self.config.dense_weight, Ranking(DENSE, vector))]
+            dense.append((self.config.dense_weight, Ranking(DENSE, vector)))
             if self.config.mode == "hybrid" and self.config.name_weight:
                 dense.append((self.config.name_weight, Ranking(NAME, vector)))
-            found = self._searched(collection, dense, where, candidates) + found
-        found += self._searched(collection, words, where, candidates)
-        rankings = [(weight, hits) for weight, _, hits in found]
+        rankings = self._searched(collection, dense + words, where, candidates) + early  # one batch
         if len(rankings) == 1:
             return [(hit.score, hit) for hit in rankings[0][1]]
         fused = fuse(rankings) if self.config.fusion == "score" else fuse_ranks(rankings)
@@ -174,14 +172,14 @@ class CodeIndex:
 
     def _searched(
         self, collection: str, wanted: list[tuple[float, Ranking]], where: SearchFilter, candidates: int
-    ) -> list[tuple[float, Ranking, list[VectorHit]]]:
-        """Each wanted ranking with its weight and hits, from one batch (none for none wanted)."""
+    ) -> list[tuple[float, list[VectorHit]]]:
+        """Each wanted ranking's weight and hits, from one batch (none for none wanted)."""
         if not wanted:
             return []
         found = self.vectors.search_rankings(
             collection, [ranking for _, ranking in wanted], where, candidates
         )
-        return [(weight, ranking, hits) for (weight, ranking), hits in zip(wanted, found, strict=True)]
+        return [(weight, hits) for (weight, _), hits in zip(wanted, found, strict=True)]
 
     def _not_indexed_reason(self, collection: str, project_id: str) -> str:
         others = [name for name in self.vectors.collections() if name != collection]
