@@ -15,7 +15,10 @@ nothing), then ask every query two ways:
 
 The product answers through POST /api/agent/execute_action code_search (configs: `product` is the
 shipped settings, `prod-lex`/`prod-den` one leg alone). The baselines (bench/baselines.py) rank the
-chunks the product's chunker cuts from the same copy, with the dense vectors the index stored.
+chunks the product's chunker cuts from the same copy; their dense vectors are stock all-MiniLM-L6-v2's
+(`--baseline-models`, fp32 and int8 by default: "best baseline" is the best of every baseline run on
+either), whatever model the product embeds with, so a model tuned for code is measured against the one
+it was tuned from.
 A hit is a result in the right file whose line range holds the `def` line. Reports MRR@10 and
 Recall@1/10 per package, query set and ranker.
 """
@@ -44,6 +47,7 @@ from reactstep.service.settings import Settings
 from reactstep.tools.index.chunk_text import dense_text, embedding_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
 from reactstep.tools.source.chunking import Chunk, outline_file
+from reactstep.tools.vectors.embeddings import LocalEmbedder
 from reactstep.tools.vectors.factory import open_vector_store
 from reactstep.tools.vectors.retrieval import Passage, collection_name, embedding_space
 
@@ -54,6 +58,8 @@ PRODUCT_CONFIGS = {
     "prod-den": {"search_mode": "dense"},
 }
 DEFAULT_PACKAGES = list(RELEASES)
+# Stock all-MiniLM-L6-v2, as shipped and as the int8 recipe quantises it: the baseline's dense leg.
+BASELINE_MODELS = ("local/all-MiniLM-L6-v2", "local/all-MiniLM-L6-v2-int8")
 
 Ranks = list[int | None]
 
@@ -63,6 +69,12 @@ def main() -> None:
     parser.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
     parser.add_argument("--configs", nargs="+", default=list(PRODUCT_CONFIGS), choices=list(PRODUCT_CONFIGS))
     parser.add_argument("--work-dir", type=Path, help="keep packages and the index here (default: temp)")
+    parser.add_argument(
+        "--baseline-models",
+        nargs="+",
+        default=list(BASELINE_MODELS),
+        help="the stock local models the MiniLM baseline embeds with (one baseline run per model)",
+    )
     parser.add_argument(
         "--fresh-lexical",
         action="store_true",
@@ -74,10 +86,12 @@ def main() -> None:
         work = args.work_dir or Path(temp)
         os.environ["REACTSTEP_DATA_DIR"] = str(work / "data")
         for package in args.packages:
-            evaluate(package, work, args.configs, args.fresh_lexical)
+            evaluate(package, work, args.configs, args.fresh_lexical, args.baseline_models)
 
 
-def evaluate(package: str, work: Path, configs: list[str], fresh_lexical: bool) -> None:
+def evaluate(
+    package: str, work: Path, configs: list[str], fresh_lexical: bool, baseline_models: list[str]
+) -> None:
     """Index one package and print a row per ranker and query set."""
     copy = work / f"{package}-nodocs"
     queries = build(fetch_package(package, work), copy)
@@ -94,18 +108,25 @@ def evaluate(package: str, work: Path, configs: list[str], fresh_lexical: bool) 
     print(f"{len(identifiers)} identifiers; ", end="")
     print(printed.getvalue().strip().splitlines()[-1])
     rows: dict[str, dict[str, Ranks]] = {}
-    baselines = load_baselines(copy)
-    embedder = local_embedder(Settings())
-    for label, items, text_of in (
+    sets = (
         ("docstring", queries, lambda query: query.text),
         ("question", questions, lambda query: query.question),
         ("identifier", identifiers, lambda query: query.identifier),
-    ):
-        rows[label] = baseline_ranks(baselines, embedder, items, text_of)
+    )
+    for label, _, _ in sets:
+        rows[label] = {}
+    for model in baseline_models:
+        embedder = LocalEmbedder(Settings().models_root, model=model)
+        baselines = load_baselines(copy, embedder)
+        suffix = "" if model == baseline_models[0] else f"-{model.rsplit('-', 1)[-1]}"
+        for label, items, text_of in sets:
+            for name, ranks in baseline_ranks(baselines, embedder, items, text_of).items():
+                rows[label][f"{name}{suffix}"] = ranks
+    for label, items, text_of in sets:
         for config in configs:
             rows[label][config] = product_ranks(package, items, text_of, PRODUCT_CONFIGS[config])
     for label, by_ranker in rows.items():
-        best = max(mrr(by_ranker[name]) for name in ("bm25", "dense", "rrf"))
+        best = max(mrr(ranks) for name, ranks in by_ranker.items() if name not in PRODUCT_CONFIGS)
         for name, ranks in by_ranker.items():
             margin = f"  (vs best baseline {mrr(ranks) - best:+.3f})" if name in PRODUCT_CONFIGS else ""
             print(f"  {label:<10} {name:<8} {report(ranks)}{margin}")
@@ -116,13 +137,12 @@ def questions_of(queries: list[Query]) -> list[Query]:
     return [query for query in queries if len(query.question.split()) >= MIN_QUERY_WORDS + 3]
 
 
-def load_baselines(copy: Path) -> Baselines:
-    """The product's chunks of the copy, with the dense vectors its index stored for them."""
+def load_baselines(copy: Path, embedder: LocalEmbedder) -> Baselines:
+    """The product's chunks of the copy, with `embedder`'s vectors of their dense text (cached by model)."""
     chunks: list[Chunk] = []
     for file in sorted(copy.rglob("*.py")):
         chunks.extend(outline_file(file.relative_to(copy).as_posix(), file.read_text()).chunks)
     settings = Settings()
-    embedder = local_embedder(settings)
     vectors = open_vector_store(vector_config(settings))
     try:
         cache = EmbeddingCache(vectors, embedding_space(embedder), embedder.dimension)

@@ -113,10 +113,11 @@ class Settings(BaseSettings):
         ),
     )
     embedding_model: str = Field(
-        "local/all-MiniLM-L6-v2-int8",
+        "local/all-MiniLM-L6-v2-code-int8",
         description=(
-            "Default embedding model: local/all-MiniLM-L6-v2-int8, local/all-MiniLM-L6-v2 (fp32), "
-            "local/paraphrase-MiniLM-L3-v2 (the l3 extra) or a litellm name."
+            "Default embedding model: local/all-MiniLM-L6-v2-code-int8 (tuned for code search, int8), "
+            "local/all-MiniLM-L6-v2-code (its fp32), local/all-MiniLM-L6-v2-int8 and local/all-MiniLM-L6-v2 "
+            "(stock), local/paraphrase-MiniLM-L3-v2 (the l3 extra) or a litellm name."
         ),
     )
     embedding_api_base: str | None = Field(

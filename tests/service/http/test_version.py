@@ -21,7 +21,7 @@ def test_the_version_route_names_package_api_commit_and_model(make_client: Calla
         "version": version("reactstep"),
         "commit": commit(),
         "api_version": SPEC["info"]["version"],
-        "embedding_model": "local/all-MiniLM-L6-v2-int8",
+        "embedding_model": "local/all-MiniLM-L6-v2-code-int8",
     }
     assert answer["version"] == answer["api_version"]  # one release, one contract version
 

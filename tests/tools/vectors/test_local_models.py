@@ -10,7 +10,14 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from reactstep.tools.vectors.embeddings import BATCH_TOKENS, LocalEmbedder, _length_batches
-from reactstep.tools.vectors.local_models import L3, MINILM_INT8, _l3_weights, local_model
+from reactstep.tools.vectors.local_models import (
+    L3,
+    MINILM_CODE,
+    MINILM_CODE_INT8,
+    MINILM_INT8,
+    _l3_weights,
+    local_model,
+)
 from reactstep.tools.vectors.retrieval import embedding_space
 
 CODE = [
@@ -40,23 +47,27 @@ def test_texts_are_batched_by_length(lengths: list[int], batch_size: int, expect
     assert all(len(batch) * max(lengths[index] for index in batch) <= BATCH_TOKENS for batch in batches)
 
 
-def test_the_int8_default_is_close_to_fp32_and_kept_apart(
-    tmp_path: Path, local_embedder: LocalEmbedder, fp32_embedder: LocalEmbedder
-) -> None:
-    vectors = local_embedder.embed_documents(CODE)
-    close = cosines(vectors, fp32_embedder.embed_documents(CODE))
+def test_int8_is_close_to_fp32_and_kept_apart(tmp_path: Path, fp32_embedder: LocalEmbedder) -> None:
+    int8 = LocalEmbedder(tmp_path, model=MINILM_INT8.name)
+    close = cosines(int8.embed_documents(CODE), fp32_embedder.embed_documents(CODE))
     assert all(0.99 < cosine < 0.9999 for cosine in close), close
-    assert local_embedder.model_name == MINILM_INT8.name == "local/all-MiniLM-L6-v2-int8"
-    assert LocalEmbedder(tmp_path).model_name == MINILM_INT8.name  # the default
     # Its own cache and collection, named with its recipe's revision: vectors of the first recipe
     # (every MatMul int8) are never mixed with these.
-    assert embedding_space(local_embedder) == "chunks_local_all_minilm_l6_v2_int8_q2_384"
+    assert embedding_space(int8) == "chunks_local_all_minilm_l6_v2_int8_q2_384"
     assert embedding_space(fp32_embedder) == "chunks_local_all_minilm_l6_v2_384"
 
 
+def test_the_default_is_the_code_model_in_int8(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    assert local_embedder.model_name == MINILM_CODE_INT8.name == "local/all-MiniLM-L6-v2-code-int8"
+    assert LocalEmbedder(tmp_path).model_name == MINILM_CODE_INT8.name
+    tuned_fp32 = LocalEmbedder(tmp_path, model=MINILM_CODE.name)
+    close = cosines(local_embedder.embed_documents(CODE), tuned_fp32.embed_documents(CODE))
+    assert all(0.99 < cosine < 0.9999 for cosine in close), close
+
+
 def test_int8_keeps_the_feed_forward_outputs_in_fp32(tmp_path: Path) -> None:
-    LocalEmbedder(tmp_path).embed_query("export")
-    (graph,) = tmp_path.glob("all-MiniLM-L6-v2-int8-*.onnx")
+    LocalEmbedder(tmp_path).embed_query("export")  # the default: the code model, in int8
+    (graph,) = tmp_path.glob("all-MiniLM-L6-v2-code-int8-*.onnx")
     nodes = onnx.load(str(graph)).graph.node
     fp32 = sorted(
         next(name for name in node.input if name.startswith("encoder."))
