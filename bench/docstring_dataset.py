@@ -36,6 +36,12 @@ class Query:
     name: str
     question: str = ""  # the same sentence as a question with no code words (see `as_question`)
     identifier: str = ""  # the qualified name (`Class.method`), "" when another function shares it
+    # Other functions asked by the very same text (`--shared-answers`): each is as right an answer.
+    also: tuple[tuple[str, int], ...] = ()
+
+    def answers(self) -> tuple[tuple[str, int], ...]:
+        """Each right answer as (path, def line)."""
+        return ((self.path, self.def_line), *self.also)
 
 
 def fetch_package(name: str, into: Path) -> Path:

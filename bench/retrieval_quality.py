@@ -30,6 +30,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from contextlib import redirect_stdout
+from dataclasses import replace
 from io import StringIO
 from pathlib import Path
 
@@ -70,6 +71,11 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=list(PRODUCT_CONFIGS), choices=list(PRODUCT_CONFIGS))
     parser.add_argument("--work-dir", type=Path, help="keep packages and the index here (default: temp)")
     parser.add_argument(
+        "--shared-answers",
+        action="store_true",
+        help="count a hit on any function whose query text is the same (identical docstring sentences)",
+    )
+    parser.add_argument(
         "--baseline-models",
         nargs="+",
         default=list(BASELINE_MODELS),
@@ -86,18 +92,16 @@ def main() -> None:
         work = args.work_dir or Path(temp)
         os.environ["REACTSTEP_DATA_DIR"] = str(work / "data")
         for package in args.packages:
-            evaluate(package, work, args.configs, args.fresh_lexical, args.baseline_models)
+            evaluate(package, work, args)
 
 
-def evaluate(
-    package: str, work: Path, configs: list[str], fresh_lexical: bool, baseline_models: list[str]
-) -> None:
+def evaluate(package: str, work: Path, args: argparse.Namespace) -> None:
     """Index one package and print a row per ranker and query set."""
     copy = work / f"{package}-nodocs"
     queries = build(fetch_package(package, work), copy)
     with redirect_stdout(StringIO()) as printed:
         reactstep(["index", str(copy), "--project", package])
-    if fresh_lexical:
+    if args.fresh_lexical:
         drop_points(package)
         with TestClient(create_app(Settings())) as client:
             done = client.post(f"/api/projects/{package}/index", json={"full": True}).json()
@@ -108,22 +112,24 @@ def evaluate(
     print(f"{len(identifiers)} identifiers; ", end="")
     print(printed.getvalue().strip().splitlines()[-1])
     rows: dict[str, dict[str, Ranks]] = {}
-    sets = (
+    sets: list[tuple[str, list[Query], Callable[[Query], str]]] = [
         ("docstring", queries, lambda query: query.text),
         ("question", questions, lambda query: query.question),
         ("identifier", identifiers, lambda query: query.identifier),
-    )
+    ]
+    if args.shared_answers:
+        sets = [(label, sharing_answers(items, text_of), text_of) for label, items, text_of in sets]
     for label, _, _ in sets:
         rows[label] = {}
-    for model in baseline_models:
+    for model in args.baseline_models:
         embedder = LocalEmbedder(Settings().models_root, model=model)
         baselines = load_baselines(copy, embedder)
-        suffix = "" if model == baseline_models[0] else f"-{model.rsplit('-', 1)[-1]}"
+        suffix = "" if model == args.baseline_models[0] else f"-{model.rsplit('-', 1)[-1]}"
         for label, items, text_of in sets:
             for name, ranks in baseline_ranks(baselines, embedder, items, text_of).items():
                 rows[label][f"{name}{suffix}"] = ranks
     for label, items, text_of in sets:
-        for config in configs:
+        for config in args.configs:
             rows[label][config] = product_ranks(package, items, text_of, PRODUCT_CONFIGS[config])
     for label, by_ranker in rows.items():
         best = max(mrr(ranks) for name, ranks in by_ranker.items() if name not in PRODUCT_CONFIGS)
@@ -200,9 +206,11 @@ def product_ranks(
 
 
 def rank_of(query: Query, observation: str) -> int | None:
-    """Where the query's function first appears among code_search's hits."""
+    """Where the query's function (or one asked by the same text, with --shared-answers) first appears
+    among code_search's hits."""
     for rank, hit in enumerate(HIT.finditer(observation), start=1):
-        if hit["path"] == query.path and int(hit["start"]) <= query.def_line <= int(hit["end"]):
+        start, end = int(hit["start"]), int(hit["end"])
+        if any(hit["path"] == path and start <= line <= end for path, line in query.answers()):
             return rank
     return None
 
@@ -210,9 +218,21 @@ def rank_of(query: Query, observation: str) -> int | None:
 def passage_rank(query: Query, passages: list[Passage]) -> int | None:
     """Where the query's function first appears among a baseline's passages."""
     for rank, passage in enumerate(passages, start=1):
-        if passage.path == query.path and passage.start_line <= query.def_line <= passage.end_line:
+        start, end = passage.start_line, passage.end_line
+        if any(passage.path == path and start <= line <= end for path, line in query.answers()):
             return rank
     return None
+
+
+def sharing_answers(queries: list[Query], text_of: Callable[[Query], str]) -> list[Query]:
+    """Each query with the functions asked by the very same text as answers too."""
+    by_text: dict[str, list[Query]] = {}
+    for query in queries:
+        by_text.setdefault(text_of(query), []).append(query)
+    return [
+        replace(query, also=tuple((o.path, o.def_line) for o in by_text[text_of(query)] if o is not query))
+        for query in queries
+    ]
 
 
 def mrr(ranks: Ranks) -> float:

