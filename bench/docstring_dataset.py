@@ -39,9 +39,10 @@ class Query:
     # Other functions asked by the very same text (`--shared-answers`): each is as right an answer.
     also: tuple[tuple[str, int], ...] = ()
 
-    def answers(self) -> tuple[tuple[str, int], ...]:
-        """Each right answer as (path, def line)."""
-        return ((self.path, self.def_line), *self.also)
+    def answered_by(self, path: str, start_line: int, end_line: int) -> bool:
+        """Whether lines start_line..end_line of `path` hold a right answer's `def` line."""
+        answers = ((self.path, self.def_line), *self.also)
+        return any(path == where and start_line <= line <= end_line for where, line in answers)
 
 
 def fetch_package(name: str, into: Path) -> Path:

@@ -121,12 +121,15 @@ def evaluate(package: str, work: Path, args: argparse.Namespace) -> None:
         sets = [(label, sharing_answers(items, text_of), text_of) for label, items, text_of in sets]
     for label, _, _ in sets:
         rows[label] = {}
+    chunks = package_chunks(copy)
     for model in args.baseline_models:
         embedder = LocalEmbedder(Settings().models_root, model=model)
-        baselines = load_baselines(copy, embedder)
+        baselines = load_baselines(chunks, embedder)
         suffix = "" if model == args.baseline_models[0] else f"-{model.rsplit('-', 1)[-1]}"
         for label, items, text_of in sets:
             for name, ranks in baseline_ranks(baselines, embedder, items, text_of).items():
+                if suffix and name == "bm25":
+                    continue  # the same ranking whatever the model
                 rows[label][f"{name}{suffix}"] = ranks
     for label, items, text_of in sets:
         for config in args.configs:
@@ -143,11 +146,16 @@ def questions_of(queries: list[Query]) -> list[Query]:
     return [query for query in queries if len(query.question.split()) >= MIN_QUERY_WORDS + 3]
 
 
-def load_baselines(copy: Path, embedder: LocalEmbedder) -> Baselines:
-    """The product's chunks of the copy, with `embedder`'s vectors of their dense text (cached by model)."""
+def package_chunks(copy: Path) -> list[Chunk]:
+    """The chunks the product's chunker cuts from the copy."""
     chunks: list[Chunk] = []
     for file in sorted(copy.rglob("*.py")):
         chunks.extend(outline_file(file.relative_to(copy).as_posix(), file.read_text()).chunks)
+    return chunks
+
+
+def load_baselines(chunks: list[Chunk], embedder: LocalEmbedder) -> Baselines:
+    """The baselines over these chunks, with `embedder`'s vectors of their dense text (cached by model)."""
     settings = Settings()
     vectors = open_vector_store(vector_config(settings))
     try:
@@ -209,8 +217,7 @@ def rank_of(query: Query, observation: str) -> int | None:
     """Where the query's function (or one asked by the same text, with --shared-answers) first appears
     among code_search's hits."""
     for rank, hit in enumerate(HIT.finditer(observation), start=1):
-        start, end = int(hit["start"]), int(hit["end"])
-        if any(hit["path"] == path and start <= line <= end for path, line in query.answers()):
+        if query.answered_by(hit["path"], int(hit["start"]), int(hit["end"])):
             return rank
     return None
 
@@ -218,8 +225,7 @@ def rank_of(query: Query, observation: str) -> int | None:
 def passage_rank(query: Query, passages: list[Passage]) -> int | None:
     """Where the query's function first appears among a baseline's passages."""
     for rank, passage in enumerate(passages, start=1):
-        start, end = passage.start_line, passage.end_line
-        if any(passage.path == path and start <= line <= end for path, line in query.answers()):
+        if query.answered_by(passage.path, passage.start_line, passage.end_line):
             return rank
     return None
 
