@@ -21,7 +21,7 @@ class StoreConfig:
 def open_store(config: StoreConfig) -> ObjectStore:
     """The store the config names: "local" (the default) or "s3"."""
     if config.backend == "s3":
-        from reactstep.tools.store.s3 import S3Store, make_s3_client
+        from reactstep.tools.store.s3 import make_s3_store
 
-        return S3Store(config.s3.bucket, config.s3.prefix, make_s3_client(config.s3))
+        return make_s3_store(config.s3)
     return LocalStore(config.root)

@@ -1,5 +1,8 @@
 """The S3 / Cloudflare R2 back-end of the object store: the only module that imports boto3.
 
+Reads of project files on a custom endpoint go through s3_get.ObjectReader (one signed GET);
+everything else through the boto3 client.
+
 Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
 outside every project's keys. botocore errors are translated here and nowhere
 else: a missing key becomes a ToolError, anything else a StoreUnavailable.
@@ -9,7 +12,7 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import boto3
@@ -29,6 +32,7 @@ from reactstep.tools.store.objects import (
 )
 from reactstep.tools.store.paths import normalize_path
 from reactstep.tools.store.s3_dates import parse_timestamp
+from reactstep.tools.store.s3_get import ObjectReader, open_http
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,11 @@ class S3Store:
 
     local = False
 
-    def __init__(self, bucket: str, prefix: str, client: Any) -> None:
+    def __init__(self, bucket: str, prefix: str, client: Any, reader: ObjectReader | None = None) -> None:
         self._bucket = bucket
         self._prefix = prefix.strip("/")
         self._client = client  # a boto3 S3 client; thread-safe, so one per process
+        self._reader = reader  # get's hot path (make_s3_store sets it for a custom endpoint)
 
     def get(self, project_id: str, path: str) -> bytes:
         """The object's bytes."""
@@ -69,6 +74,8 @@ class S3Store:
             raise directory_error(clean)
         try:
             with _s3_errors(clean):
+                if self._reader is not None:
+                    return self._reader.get(self._bucket, key)
                 return bytes(self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read())
         except ToolError as exc:
             # S3 has no directories: a missing key with keys below it is one to the model.
@@ -256,8 +263,43 @@ def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
+def make_s3_store(config: S3Config) -> S3Store:
+    """The store on the config's bucket; on a custom endpoint its reads take the direct GET."""
+    session, ca_bundle = _session(config)
+    client = _client(session, config)
+    credentials = session.get_credentials()
+    if config.endpoint_url is None or credentials is None:
+        # AWS's own endpoints are virtual-hosted per region: botocore resolves them. No credentials:
+        # botocore names the failure.
+        return S3Store(config.bucket, config.prefix, client)
+    # The direct GET is the first attempt; the full client makes the rest (and names other errors).
+    full_client = _client(session, replace(config, max_attempts=max(1, config.max_attempts - 1)))
+    http = open_http(config.endpoint_url, config.timeout_s, ca_bundle)
+    reader = ObjectReader(
+        config.endpoint_url, config.region, credentials, http, full_client, retry=config.max_attempts > 1
+    )
+    return S3Store(config.bucket, config.prefix, client, reader)
+
+
 def make_s3_client(config: S3Config) -> Any:
     """A boto3 S3 client with bounded timeouts and retries, as R2 and MinIO accept."""
+    return _client(_session(config)[0], config)
+
+
+def _session(config: S3Config) -> tuple[Any, str | None]:
+    """A boto3 session with the config's credentials (or boto3's chain), and the CA bundle it names."""
+    # A botocore session of its own, so the faster date parser reaches this store's clients only.
+    core = botocore.session.get_session()
+    core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_timestamp)
+    session = boto3.session.Session(
+        aws_access_key_id=_secret(config.access_key_id),
+        aws_secret_access_key=_secret(config.secret_access_key),
+        botocore_session=core,
+    )
+    return session, core.get_config_variable("ca_bundle")
+
+
+def _client(session: Any, config: S3Config) -> Any:
     client_config = Config(
         connect_timeout=config.timeout_s,
         read_timeout=config.timeout_s,
@@ -270,14 +312,6 @@ def make_s3_client(config: S3Config) -> Any:
         # A custom endpoint (R2, MinIO) is one host; bucket subdomains may not resolve.
         s3={"addressing_style": "path"} if config.endpoint_url else None,
     )
-    # A botocore session of its own, so the faster date parser reaches this client only.
-    core = botocore.session.get_session()
-    core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_timestamp)
-    return boto3.session.Session(botocore_session=core).client(
-        "s3",
-        endpoint_url=config.endpoint_url,
-        region_name=config.region,
-        aws_access_key_id=_secret(config.access_key_id),
-        aws_secret_access_key=_secret(config.secret_access_key),
-        config=client_config,
+    return session.client(
+        "s3", endpoint_url=config.endpoint_url, region_name=config.region, config=client_config
     )
