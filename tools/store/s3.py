@@ -1,7 +1,7 @@
 """The S3 / Cloudflare R2 back-end of the object store: the only module that imports boto3.
 
-Reads of project files on a custom endpoint go through s3_get.ObjectReader (one signed GET);
-everything else through the boto3 client.
+Reads (of project files and index files) on a custom endpoint go through s3_get.ObjectReader, one
+signed GET each; everything else through the boto3 client.
 
 Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
 outside every project's keys. botocore errors are translated here and nowhere
@@ -64,7 +64,7 @@ class S3Store:
         self._bucket = bucket
         self._prefix = prefix.strip("/")
         self._client = client  # a boto3 S3 client; thread-safe, so one per process
-        self._reader = reader  # get's hot path (make_s3_store sets it for a custom endpoint)
+        self._reader = reader  # the reads' hot path (make_s3_store sets it for a custom endpoint)
 
     def get(self, project_id: str, path: str) -> bytes:
         """The object's bytes."""
@@ -74,9 +74,7 @@ class S3Store:
             raise directory_error(clean)
         try:
             with _s3_errors(clean):
-                if self._reader is not None:
-                    return self._reader.get(self._bucket, key)
-                return bytes(self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read())
+                return self._fetch(key)[0]
         except ToolError as exc:
             # S3 has no directories: a missing key with keys below it is one to the model.
             if self._has_children(key):
@@ -149,7 +147,7 @@ class S3Store:
         key = self._index_key(project_id, name)
         try:
             with _s3_errors(name):
-                return bytes(self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read())
+                return self._fetch(key)[0]
         except ToolError:
             return None
 
@@ -164,8 +162,7 @@ class S3Store:
         key = self._index_key(project_id, name)
         try:
             with _s3_errors(name):
-                reply = self._client.get_object(Bucket=self._bucket, Key=key)
-                return bytes(reply["Body"].read()), _etag(reply)
+                return self._fetch(key)
         except ToolError:
             return None
 
@@ -198,6 +195,14 @@ class S3Store:
                         self._client.delete_objects(
                             Bucket=self._bucket, Delete={"Objects": keys, "Quiet": True}
                         )
+
+    def _fetch(self, key: str) -> tuple[bytes, str]:
+        """The object's bytes and ETag (unquoted), by the direct GET where there is one."""
+        if self._reader is not None:
+            data, etag = self._reader.get(self._bucket, key)
+            return data, etag.strip('"')
+        reply = self._client.get_object(Bucket=self._bucket, Key=key)
+        return bytes(reply["Body"].read()), _etag(reply)
 
     def _key(self, project_id: str, clean: str) -> str:
         """The object key of a normalized path (the project's root key when `clean` is '')."""

@@ -8,10 +8,10 @@ request get_object sends on a custom endpoint (path style, the key percent-encod
 encodes it), signed by botocore's SigV4 signer for S3, over botocore's HTTP session (a urllib3 pool,
 proxies from the environment, the CA bundle), so transport failures raise botocore's exceptions.
 
-A 200 is the answer and a 404 NoSuchKey the named miss. Every other reply goes to the full client,
-which asks again and raises botocore's own error, worded and classified as before. The direct GET is
-the first of the configured attempts: after a transport failure the full client, built with one
-attempt fewer, makes the rest. Part of the S3 back-end; s3.py builds it.
+A 200 is the answer (the body and its ETag) and a 404 NoSuchKey the named miss. Every other reply
+goes to the full client, which asks again and raises botocore's own error, worded and classified as
+before. The direct GET is the first of the configured attempts: after a transport failure the full
+client, built with one attempt fewer, makes the rest. Part of the S3 back-end; s3.py builds it.
 """
 
 from typing import Any
@@ -54,8 +54,9 @@ class ObjectReader:
         self._full_client = full_client  # a boto3 S3 client with the attempts the direct GET leaves
         self._retry = retry  # whether attempts are left after a failed direct GET
 
-    def get(self, bucket: str, key: str) -> bytes:
-        """The object's bytes; botocore's ClientError or BotoCoreError as get_object raises them."""
+    def get(self, bucket: str, key: str) -> tuple[bytes, str]:
+        """The object's bytes and ETag header; botocore's ClientError or BotoCoreError as get_object
+        raises them."""
         request = AWSRequest(method="GET", url=f"{self._base}/{bucket}/{percent_encode(key, safe='/~')}")
         S3SigV4Auth(self._credentials.get_frozen_credentials(), "s3", self._region).add_auth(request)
         try:
@@ -65,12 +66,13 @@ class ObjectReader:
                 raise
             return self._full_get(bucket, key)
         if reply.status_code == 200:
-            return bytes(reply.content)
+            return bytes(reply.content), reply.headers.get("ETag", "")
         if reply.status_code == 404 and _NO_SUCH_KEY in reply.content:
             raise ClientError(
                 {"Error": {"Code": "NoSuchKey"}, "ResponseMetadata": {"HTTPStatusCode": 404}}, "GetObject"
             )
         return self._full_get(bucket, key)
 
-    def _full_get(self, bucket: str, key: str) -> bytes:
-        return bytes(self._full_client.get_object(Bucket=bucket, Key=key)["Body"].read())
+    def _full_get(self, bucket: str, key: str) -> tuple[bytes, str]:
+        reply = self._full_client.get_object(Bucket=bucket, Key=key)
+        return bytes(reply["Body"].read()), reply.get("ETag", "")
