@@ -47,6 +47,7 @@ class S3Config:
     secret_access_key: SecretStr | None = None
     timeout_s: float = 10.0
     max_attempts: int = 3
+    direct_reads: bool = True  # reads of a custom endpoint in one signed GET (s3_get.py)
 
 
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
@@ -273,7 +274,7 @@ def make_s3_store(config: S3Config) -> S3Store:
     session, ca_bundle = _session(config)
     client = _client(session, config)
     credentials = session.get_credentials()
-    if config.endpoint_url is None or credentials is None:
+    if not config.direct_reads or config.endpoint_url is None or credentials is None:
         # AWS's own endpoints are virtual-hosted per region: botocore resolves them. No credentials:
         # botocore names the failure.
         return S3Store(config.bucket, config.prefix, client)
