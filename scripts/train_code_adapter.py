@@ -131,6 +131,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=48)
     parser.add_argument("--code-tokens", type=int, default=256, help="code cut here while training")
     parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument(
+        "--by-file",
+        action="store_true",
+        help="fill batches file by file (hard negatives); tried once: mixed on the bench, attrs lower",
+    )
     args = parser.parse_args()
     torch.manual_seed(0)
     draw = random.Random(0)
@@ -145,7 +150,8 @@ def main() -> None:
     optimizer = torch.optim.AdamW(encoder.parameters(), lr=args.lr, weight_decay=0.0)
     started = time.monotonic()
     for step in range(args.steps):
-        rows = batch(by_source[draw.choices(sources, weights)[0]], args.batch, draw)
+        pick = by_file if args.by_file else batch
+        rows = pick(by_source[draw.choices(sources, weights)[0]], args.batch, draw)
         for group in optimizer.param_groups:
             group["lr"] = args.lr * min(1.0, (step + 1) / 30) * max(0.0, 1 - step / args.steps)
         queries = encoder.encode([draw.choice(asked(row)) for row in rows], 64)
@@ -169,6 +175,21 @@ def batch(rows: list[dict[str, str]], size: int, draw: random.Random) -> list[di
         chosen.setdefault(row["code"], row)
         if len(chosen) == size:
             break
+    return list(chosen.values())
+
+
+def by_file(rows: list[dict[str, str]], size: int, draw: random.Random) -> list[dict[str, str]]:
+    """Up to `size` pairs of one source, whole files at a time: a function's neighbours in its own
+    file (its siblings, overloads, near-copies) are the hardest negatives it has."""
+    files: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        files.setdefault(row["code"].split(" ", 1)[0], []).append(row)
+    chosen: dict[str, dict[str, str]] = {}
+    for name in draw.sample(sorted(files), len(files)):
+        for row in draw.sample(files[name], len(files[name])):
+            chosen.setdefault(row["code"], row)
+            if len(chosen) == size:
+                return list(chosen.values())
     return list(chosen.values())
 
 
