@@ -8,7 +8,8 @@ Every process on 127.0.0.1; the service runs as `reactstep serve` runs it. Inter
     s3     A  the same call, the service on an S3 bucket (moto's server)
            B  boto3 get_object(...).read() of that file from this process (goal <= 1.2)
            C  the same POST to a relay: a bare Starlette app that reads the object with boto3 on a
-              worker thread and answers A's JSON (peers.py): the least any server adds
+              worker thread and answers A's JSON (peers.py): the least any server adds around B's
+              call (the service reads in one signed GET, tools/store/s3_get.py, so A can go below C)
 S3 here is a loopback emulator: B is boto3's own cost plus one local round trip; a real bucket adds
 network latency to both, so the ratio only gets closer to 1 there.
 """
