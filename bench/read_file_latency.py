@@ -21,6 +21,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from statistics import mean
 from typing import Any
 
 import boto3
@@ -102,13 +103,24 @@ def on_s3(endpoint: str, rounds: int) -> None:
             for item in s3.list_objects_v2(Bucket=bucket)["Contents"]
             if item["Key"].endswith("src/module.py")
         )
-        a_ms, b_ms = _run(
-            lambda: client.post(f"{service.url}/api/agent/execute_action", json=READ).raise_for_status(),
-            lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read(),
-            rounds,
-        )
+
+        def read_a() -> None:
+            client.post(f"{service.url}/api/agent/execute_action", json=READ).raise_for_status()
+
+        def read_b() -> None:
+            s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+        interleaved(read_a, read_b, 30)  # warm-up, as _run
+        before = _read_file_seconds(client, service.url)
+        a_ms, b_ms = interleaved(read_a, read_b, rounds)
+        after = _read_file_seconds(client, service.url)
         print("\n== s3 (moto on loopback)")
         print(side_by_side("execute_action read_file", a_ms, "boto3 get_object().read()", b_ms, GOALS["s3"]))
+        own_ms = (after[0] - before[0]) / (after[1] - before[1]) * 1000
+        print(
+            f"inside A: read_file's run {own_ms:.2f} ms mean (its /metrics duration), B {mean(b_ms):.2f} ms"
+            f" mean; the rest of A ({mean(a_ms) - own_ms:.2f} ms) is HTTP in and out and the worker hop"
+        )
         print(f"service peak RSS {service.peak_rss_mib():.0f} MiB")
         job = {
             "endpoint": endpoint,
@@ -122,7 +134,7 @@ def on_s3(endpoint: str, rounds: int) -> None:
         with child("s3_relay", str(job_file)) as relay:
             c_ms, b_ms = _run(
                 lambda: client.post(f"{relay.url}/api/agent/execute_action", json=READ).raise_for_status(),
-                lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read(),
+                read_b,
                 rounds,
             )
         print("the floor of any server: C = a bare relay of the same read")
@@ -138,6 +150,16 @@ def _project_with_file(client: httpx.Client, url: str) -> dict[str, Any]:
     )
     assert not answer["is_error"], answer
     return answer
+
+
+def _read_file_seconds(client: httpx.Client, url: str) -> tuple[float, float]:
+    """The service's read_file duration histogram: its sum (seconds) and count, from /metrics."""
+    found = {}
+    for line in client.get(f"{url}/metrics").raise_for_status().text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name.startswith("reactstep_tool_duration_seconds_") and 'tool="read_file"' in name:
+            found[name.split("{")[0].rsplit("_", 1)[1]] = float(value)
+    return found["sum"], found["count"]
 
 
 def _run(a: Any, b: Any, rounds: int) -> tuple[list[float], list[float]]:
