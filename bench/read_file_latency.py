@@ -6,7 +6,8 @@ Every process on 127.0.0.1; the service runs as `reactstep serve` runs it. Inter
     local  A  POST /api/agent/execute_action read_file over HTTP
            B  a bare Starlette app (same uvicorn flags) answering a POST with the same JSON (goal <= 1.3)
     s3     A  the same call, the service on an S3 bucket (moto's server)
-           B  boto3 get_object(...).read() of that file from this process (goal <= 1.2)
+           B  boto3 get_object(...).read() of that file from this process (goal <= 1.2); also
+              printed: read_file's own run inside A (the service's /metrics duration), next to B
            C  the same POST to a relay: a bare Starlette app that reads the object with boto3 on a
               worker thread and answers A's JSON (peers.py): the least any server adds around B's
               call (the service reads in one signed GET, tools/store/s3_get.py, so A can go below C)
