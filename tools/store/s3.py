@@ -4,8 +4,8 @@ Reads (of project files and index files) on a custom endpoint go through s3_get.
 signed GET each; everything else through the boto3 client.
 
 Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
-outside every project's keys. botocore errors are translated here and nowhere
-else: a missing key becomes a ToolError, anything else a StoreUnavailable.
+outside every project's keys. botocore errors are translated by s3_errors.py and nowhere else: a
+missing key becomes a ToolError, anything else a StoreUnavailable.
 """
 
 import contextlib
@@ -18,10 +18,9 @@ from typing import Any
 import boto3
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import SecretStr
 
-from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError
+from reactstep.tools.errors import ToolError
 from reactstep.tools.store.objects import (
     INDEX_DIR,
     ObjectInfo,
@@ -32,6 +31,7 @@ from reactstep.tools.store.objects import (
 )
 from reactstep.tools.store.paths import normalize_path
 from reactstep.tools.store.s3_dates import parse_timestamp
+from reactstep.tools.store.s3_errors import s3_errors, stale_on_conflict
 from reactstep.tools.store.s3_get import ObjectReader, open_http
 
 
@@ -48,12 +48,6 @@ class S3Config:
     timeout_s: float = 10.0
     max_attempts: int = 3
     direct_reads: bool = True  # reads of a custom endpoint in one signed GET (s3_get.py)
-
-
-_NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
-# A failed If-Match / If-None-Match: 412, or 409 when a concurrent conditional write won; If-Match on
-# a key deleted since the preview answers NoSuchKey.
-_CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
 
 
 class S3Store:
@@ -74,7 +68,7 @@ class S3Store:
         if not clean:
             raise directory_error(clean)
         try:
-            with _s3_errors(clean):
+            with s3_errors(clean):
                 return self._fetch(key)[0]
         except ToolError as exc:
             # S3 has no directories: a missing key with keys below it is one to the model.
@@ -89,7 +83,7 @@ class S3Store:
         if not clean:
             return None
         try:
-            with _s3_errors(clean):
+            with s3_errors(clean):
                 meta = self._client.head_object(Bucket=self._bucket, Key=key)
         except ToolError:
             return None
@@ -100,7 +94,7 @@ class S3Store:
         """Upload in one request; `modified` is the local clock, saving a HEAD."""
         clean = file_path(path)
         key = self._key(project_id, clean)
-        with _s3_errors(clean):
+        with s3_errors(clean):
             reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
         etag = _etag(reply) or hashlib.md5(data).hexdigest()
         return ObjectInfo(clean, len(data), etag, time.time())
@@ -115,7 +109,7 @@ class S3Store:
         clean = file_path(path)
         key = self._key(project_id, clean)
         condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
-        with _s3_errors(clean), _stale_on_conflict(clean):
+        with s3_errors(clean), stale_on_conflict(clean):
             reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
         etag = _etag(reply) or hashlib.md5(data).hexdigest()
         return ObjectInfo(clean, len(data), etag, time.time())
@@ -124,7 +118,7 @@ class S3Store:
         """Remove the object; a missing key (or a bare prefix) is not an error."""
         clean = file_path(path)
         key = self._key(project_id, clean)
-        with contextlib.suppress(ToolError), _s3_errors(clean):
+        with contextlib.suppress(ToolError), s3_errors(clean):
             self._client.delete_object(Bucket=self._bucket, Key=key)
 
     def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
@@ -132,7 +126,7 @@ class S3Store:
         clean = normalize_path(prefix)
         root = self._key(project_id, "") + "/"
         found: list[ObjectInfo] = []
-        with _s3_errors(None):
+        with s3_errors(None):
             pages = self._client.get_paginator("list_objects_v2")
             for page in pages.paginate(Bucket=self._bucket, Prefix=f"{root}{clean}/" if clean else root):
                 found.extend(_listed_info(item, root) for item in page.get("Contents", []))
@@ -140,14 +134,14 @@ class S3Store:
 
     def check(self) -> None:
         """HEAD the bucket: reachable, present and readable with these credentials."""
-        with _s3_errors(None):
+        with s3_errors(None):
             self._client.head_bucket(Bucket=self._bucket)
 
     def get_index_file(self, project_id: str, name: str) -> bytes | None:
         """The index file's bytes, or None when it was never written."""
         key = self._index_key(project_id, name)
         try:
-            with _s3_errors(name):
+            with s3_errors(name):
                 return self._fetch(key)[0]
         except ToolError:
             return None
@@ -155,14 +149,14 @@ class S3Store:
     def put_index_file(self, project_id: str, name: str, data: bytes) -> None:
         """Upload the index file in one request."""
         key = self._index_key(project_id, name)
-        with _s3_errors(name):
+        with s3_errors(name):
             self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
 
     def get_index_file_tagged(self, project_id: str, name: str) -> tuple[bytes, str] | None:
         """The index file's bytes and ETag, or None when it was never written."""
         key = self._index_key(project_id, name)
         try:
-            with _s3_errors(name):
+            with s3_errors(name):
                 return self._fetch(key)
         except ToolError:
             return None
@@ -171,14 +165,14 @@ class S3Store:
         """Upload the index file only while its ETag is `expected_etag` (None: while absent)."""
         key = self._index_key(project_id, name)
         condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
-        with _s3_errors(name), _stale_on_conflict(name):
+        with s3_errors(name), stale_on_conflict(name):
             reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
         return _etag(reply) or hashlib.md5(data).hexdigest()
 
     def delete_index_file(self, project_id: str, name: str) -> None:
         """Remove one index file; a missing one is fine (S3 answers 204 either way)."""
         key = self._index_key(project_id, name)
-        with _s3_errors(name):
+        with s3_errors(name):
             self._client.delete_object(Bucket=self._bucket, Key=key)
 
     def delete_project(self, project_id: str) -> None:
@@ -187,7 +181,7 @@ class S3Store:
             self._key(project_id, "") + "/",
             self._index_key(project_id, "head.json")[: -len("head.json")],
         )
-        with _s3_errors(None):
+        with s3_errors(None):
             pages = self._client.get_paginator("list_objects_v2")
             for root in roots:
                 for page in pages.paginate(Bucket=self._bucket, Prefix=root):
@@ -218,7 +212,7 @@ class S3Store:
 
     def _has_children(self, key: str) -> bool:
         """Whether any object lives below `key`, as below a directory."""
-        with _s3_errors(None):
+        with s3_errors(None):
             reply = self._client.list_objects_v2(Bucket=self._bucket, Prefix=key + "/", MaxKeys=1)
         return int(reply.get("KeyCount", 0)) > 0
 
@@ -232,36 +226,6 @@ def _listed_info(item: dict[str, Any], root: str) -> ObjectInfo:
 def _etag(reply: dict[str, Any]) -> str:
     """The ETag without the quotes S3 wraps it in."""
     return str(reply.get("ETag", "")).strip('"')
-
-
-@contextlib.contextmanager
-def _stale_on_conflict(path: str) -> Iterator[None]:
-    """Translate a failed write condition into StaleFile; other errors pass on to _s3_errors."""
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", ""))
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        if code in _CONDITION_FAILED_CODES or status in (409, 412):
-            raise StaleFile(path) from exc
-        raise
-
-
-@contextlib.contextmanager
-def _s3_errors(path: str | None) -> Iterator[None]:
-    """Translate botocore failures in the block; `path` None means no key was named."""
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", "unknown"))[:64]
-        if path is not None and code in _NOT_FOUND_CODES:
-            raise ToolError(f"file not found: {path}") from exc
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
-        # The code and status only: messages may echo request details such as the key id.
-        raise StoreUnavailable(f"object store refused the request: {code} (HTTP {status})") from exc
-    except BotoCoreError as exc:
-        # The class name only: botocore messages carry the endpoint URL, userinfo and all.
-        raise StoreUnavailable(f"object store unreachable: {type(exc).__name__}") from exc
 
 
 def _secret(value: SecretStr | None) -> str | None:
