@@ -16,13 +16,11 @@ from typing import Any
 import pytest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError, EndpointConnectionError
-from pydantic import SecretStr
 
 from reactstep.service.backends import open_store, s3_client
-from reactstep.service.settings import Settings
 from reactstep.tools.errors import StoreUnavailable, ToolError
-from reactstep.tools.store.s3 import S3Config, make_s3_client
 from reactstep.tools.store.s3_get import ObjectReader, open_http
+from tests.tools.store.test_storage import dead_endpoint, s3_settings
 
 ODD_NAMES = [
     "plain.py",
@@ -35,24 +33,6 @@ ODD_NAMES = [
     "naïve/ünïcödé/文件.py",
     "deep/a/b/c/d/e.py",
 ]
-
-
-def s3_settings(endpoint: str, bucket: str, **overrides: Any) -> Settings:
-    fields: dict[str, Any] = {
-        "storage_backend": "s3",
-        "s3_endpoint_url": endpoint,
-        "s3_bucket": bucket,
-        "s3_access_key_id": "test",
-        "s3_secret_access_key": "test",
-        "s3_region": "us-east-1",
-    }
-    return Settings(**(fields | overrides))
-
-
-def dead_endpoint() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"
 
 
 def direct_reader(endpoint: str, full_client: Any, token: str | None = None) -> ObjectReader:
@@ -73,18 +53,7 @@ def bucket(s3_server: str) -> str:
 @pytest.fixture
 def nowhere() -> Any:
     """A boto3 client on a loopback port nobody listens on: any call it makes fails."""
-    return make_s3_client(client_config(dead_endpoint()))
-
-
-def client_config(endpoint: str) -> S3Config:
-    secret = SecretStr("test")
-    return S3Config(
-        endpoint_url=endpoint,
-        region="us-east-1",
-        access_key_id=secret,
-        secret_access_key=secret,
-        max_attempts=1,
-    )
+    return s3_client(s3_settings(dead_endpoint(), "unused", s3_max_attempts=1))
 
 
 @pytest.mark.parametrize("name", ODD_NAMES)
@@ -195,7 +164,7 @@ def test_the_signature_is_what_botocore_signs_and_carries_the_session_token(
     recorder: Recorder, nowhere: Any
 ) -> None:
     # The checker first accepts botocore's own request, then the direct GET's.
-    client = make_s3_client(client_config(recorder.url))
+    client = s3_client(s3_settings(recorder.url, "unused", s3_max_attempts=1))
     client.get_object(Bucket="b", Key="with space/ünï.py")
     reader = direct_reader(recorder.url, nowhere, token="session-token")
     assert reader.get("b", "with space/ünï.py") == (b"recorded body", "")
