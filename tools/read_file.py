@@ -119,5 +119,5 @@ SPEC = ToolSpec(
         "end": "end_line",
         "line_end": "end_line",
     },
-    reads_one_file=True,
+    file_arg="file_path",
 )

@@ -64,11 +64,16 @@ class ToolSpec:
     read_only: bool = True
     requires_approval: bool = False
     uses_index: bool = False  # the call needs ToolContext.index (opened only for such tools)
-    # The call reads one stored file and nothing else: when it succeeds the project exists, and on
-    # a local store it is light enough to run on the event loop.
-    reads_one_file: bool = False
+    # The argument naming the one stored file the call reads, when it reads nothing else: when it
+    # succeeds the project exists, and it can run on the event loop over that file's bytes.
+    file_arg: str | None = None
     # Argument names models carry over from other tools' spellings -> the parameter they mean.
     aliases: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def reads_one_file(self) -> bool:
+        """Whether the call reads one stored file (named by file_arg) and nothing else."""
+        return self.file_arg is not None
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, without pydantic's titles."""

@@ -24,8 +24,7 @@ from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
-from reactstep.service.worker_threads import on_worker
-from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
+from reactstep.service.workspace.calls import execute_action as execute_action_call
 from reactstep.service.workspace.projects import require_project_from_loop
 
 
@@ -64,11 +63,7 @@ async def answer_execute_action(scope: Scope, raw: bytes, runtime: Runtime) -> b
     settings = runtime.settings
     body = parse_model(raw, ExecuteActionRequest, max_depth=settings.max_json_depth)
     authorize_project(scope, body.project_id)
-    if runs_on_loop(body, runtime):
-        result = run_execute_action(body, runtime)
-    else:
-        result = await on_worker(run_execute_action, body, runtime)
-    return model_json(result)
+    return model_json(await execute_action_call(body, runtime))
 
 
 async def list_tools(request: Request) -> JSONResponse:

@@ -6,8 +6,7 @@ from reactstep.service.http.manifest import describe_tools
 from reactstep.service.mcp.server import ToolCall
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
-from reactstep.service.worker_threads import on_worker
-from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
+from reactstep.service.workspace.calls import execute_action
 
 
 def local_tools(runtime: Runtime) -> list[dict[str, Any]]:
@@ -20,8 +19,6 @@ def local_caller(runtime: Runtime) -> ToolCall:
     """execute_action for the MCP server: the same core, the same thread rule as the REST endpoint."""
 
     async def call(request: ExecuteActionRequest) -> ExecuteActionResponse:
-        if runs_on_loop(request, runtime):
-            return run_execute_action(request, runtime)
-        return await on_worker(run_execute_action, request, runtime)
+        return await execute_action(request, runtime)
 
     return call

@@ -21,6 +21,7 @@ from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.registry import Observation, ToolContext
 from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.store.one_file import NotRead, OneFile
 from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
 from reactstep.tools.writes.approval import PendingApproval
 
@@ -31,8 +32,11 @@ def runs_on_loop(request: ExecuteActionRequest, runtime: Runtime) -> bool:
     return spec is not None and spec.reads_one_file and runtime.store.local
 
 
-def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> ExecuteActionResponse:
-    """Execute the named tool; tool failures come back as error observations.
+def run_execute_action(
+    request: ExecuteActionRequest, runtime: Runtime, base: ObjectStore | None = None
+) -> ExecuteActionResponse:
+    """Execute the named tool; tool failures come back as error observations. `base` is the store
+    to use instead of runtime.store (the one s3_loop.LoopReads hands on).
 
     A missing project is 404 project_not_found, never a tool's answer. A tool that reads one file
     shows the project exists by succeeding, so its project head is read only when it fails: one
@@ -42,7 +46,7 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
     spec = runtime.registry.get(request.tool_name)
     with translated_backend_errors():
         head = None if spec and spec.reads_one_file else require_project(request.project_id, runtime)
-        store = JournaledStore(runtime.store, runtime.projects, "tool")
+        store = JournaledStore(base or runtime.store, runtime.projects, "tool")
         context = tool_context(request, runtime, store)
         observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
         if head is None and observation.is_error:
@@ -51,8 +55,32 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
         store.changes and head is not None and head.indexed_at is not None
     ):  # never indexed: code_search says so
         observation = _reindexed(request, runtime, store.changes, observation)
+    return _answer(request, runtime, observation, started)
+
+
+def run_over_bytes(
+    request: ExecuteActionRequest, runtime: Runtime, path: str, data: bytes, started: float
+) -> ExecuteActionResponse | None:
+    """A one-file tool's call over its file's bytes, read from `path` since `started`; None when the
+    tool asked the store for anything else or answered with an error (the full run answers those,
+    the project's existence checked)."""
+    context = tool_context(request, runtime, OneFile(request.project_id, path, data))
+    try:
+        observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
+    except NotRead:
+        return None
+    if observation.is_error:
+        return None
+    return _answer(request, runtime, observation, started)
+
+
+def _answer(
+    request: ExecuteActionRequest, runtime: Runtime, observation: Observation, started: float
+) -> ExecuteActionResponse:
+    """The response, the run measured from `started`."""
     elapsed_ms = (time.perf_counter() - started) * 1000
-    _measure(request.tool_name if spec is not None else "unknown", elapsed_ms, observation.is_error, runtime)
+    known = runtime.registry.get(request.tool_name) is not None
+    _measure(request.tool_name if known else "unknown", elapsed_ms, observation.is_error, runtime)
     return ExecuteActionResponse(
         session_id=request.session_id,
         tool_name=request.tool_name,

@@ -1,0 +1,132 @@
+"""read_file on an S3 store, its GET awaited on the event loop (the app's lifespan opens the session):
+every answer is the one the worker path gives, and a call is measured once, on moto's server."""
+
+import re
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from reactstep.service.backends import s3_client
+from reactstep.service.http.app import create_app
+from tests.tools.store.test_s3_get import Recorder, Slammer
+from tests.tools.store.test_storage import s3_settings
+
+FILES = {
+    "src/app.py": b"def main():\n    return 42\n",
+    "pkg/inner/a.py": b"x = 1\n",
+    "blob.bin": b"\x00\x01" * 9,
+}
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("demo", {"file_path": "src/app.py"}),
+    ("demo", {"file_path": "./src//app.py", "start_line": 2}),
+    ("demo", {"file_path": "src/app.py", "start_line": 9}),
+    ("demo", {"file_path": "absent.py"}),
+    ("demo", {"file_path": "pkg/inner"}),
+    ("demo", {"file_path": "blob.bin"}),
+    ("demo", {"file_path": ""}),
+    ("demo", {"file_path": "../outside.py"}),
+    ("demo", {"path": "src/app.py"}),
+    ("ghost", {"file_path": "src/app.py"}),
+]
+
+
+def answer(client: TestClient, project_id: str, tool_args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    body = {"project_id": project_id, "session_id": "s", "tool_name": "read_file", "tool_args": tool_args}
+    response = client.post("/api/agent/execute_action", json=body)
+    result: dict[str, Any] = response.json()
+    result.pop("execution_time_ms", None)
+    result.get("error", {}).pop("request_id", None)
+    return response.status_code, result
+
+
+def read_file_runs(client: TestClient) -> tuple[float, float]:
+    """read_file's measured runs and error answers, from /metrics."""
+    text = client.get("/metrics").text
+    runs = re.search(r'^reactstep_tool_duration_seconds_count\{tool="read_file"\} (\S+)$', text, re.M)
+    errors = re.search(r'^reactstep_tool_errors_total\{tool="read_file"\} (\S+)$', text, re.M)
+    return (float(runs[1]) if runs else 0.0), (float(errors[1]) if errors else 0.0)
+
+
+@pytest.fixture
+def settings(s3_server: str, tmp_path: Path) -> Any:
+    bucket = f"onloop-{uuid.uuid4().hex[:12]}"
+    settings = s3_settings(s3_server, bucket, data_dir=tmp_path)
+    s3_client(settings).create_bucket(Bucket=bucket)
+    with TestClient(create_app(settings)) as client:
+        assert client.put("/api/projects/demo", json={}).status_code in (200, 201)
+        for path, data in FILES.items():
+            assert client.put(f"/api/projects/demo/files/{path}", content=data).status_code in (200, 201)
+    return settings
+
+
+def test_every_answer_is_the_worker_paths(settings: Any) -> None:
+    # Without `with`, the TestClient runs no lifespan: no session is open, the worker path answers.
+    worker = TestClient(create_app(settings))
+    expected = [answer(worker, project_id, args) for project_id, args in CALLS]
+    with TestClient(create_app(settings)) as client:
+        assert [answer(client, project_id, args) for project_id, args in CALLS] == expected
+        assert read_file_runs(client) == (9.0, 7.0)  # the 404 is not a run; each run counted once
+    assert expected[0] == (
+        200,
+        {
+            "session_id": "s",
+            "tool_name": "read_file",
+            "observation": "File: src/app.py (2 lines)\n    1 | def main():\n    2 |     return 42",
+            "is_error": False,
+        },
+    )
+    assert expected[3][1]["observation"] == "Error: file not found: absent.py"
+    assert expected[4][1]["observation"].startswith("Error: pkg/inner is a directory")
+    assert expected[9][0] == 404
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    server = Recorder(b"recorded body")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("lifespan", [True, False])
+def test_the_read_is_awaited_on_the_loop_once_the_app_has_started(
+    recorder: Recorder, tmp_path: Path, lifespan: bool
+) -> None:
+    app = create_app(s3_settings(recorder.url, "b", data_dir=tmp_path))
+    client = TestClient(app)
+    if lifespan:
+        client.__enter__()
+    try:
+        assert answer(client, "demo", {"file_path": "a.py"})[1]["observation"] == (
+            "File: a.py (1 lines)\n    1 | recorded body"
+        )
+    finally:
+        if lifespan:
+            client.__exit__(None, None, None)
+    ((path, headers),) = recorder.seen  # one GET, and the project's head not read
+    assert path == "/b/projects/demo/a.py"
+    assert ("aiohttp" in headers["user-agent"]) is lifespan
+
+
+@pytest.mark.parametrize("attempts", [1, 3])
+def test_an_unreachable_bucket_is_a_503_after_the_configured_attempts(tmp_path: Path, attempts: int) -> None:
+    slammer = Slammer()
+    try:
+        settings = s3_settings(slammer.url, "b", data_dir=tmp_path, s3_max_attempts=attempts, s3_timeout_s=2)
+        with TestClient(create_app(settings)) as client:
+            status, body = answer(client, "demo", {"file_path": "a.py"})
+        assert (status, body["error"]["code"]) == (503, "storage_unavailable")
+        assert body["error"]["message"] == (
+            "object storage is unavailable: object store unreachable: ConnectionClosedError"
+        )
+        assert slammer.accepted == attempts
+    finally:
+        slammer.sock.close()
