@@ -10,7 +10,8 @@ Every process on 127.0.0.1; the service runs as `reactstep serve` runs it. Inter
               printed: read_file's own run inside A (the service's /metrics duration), next to B
            C  the same POST to a relay: a bare Starlette app that reads the object with boto3 on a
               worker thread and answers A's JSON (peers.py): the least any server adds around B's
-              call (the service reads in one signed GET, tools/store/s3_get.py, so A can go below C)
+              call (the service reads in one signed GET awaited on its event loop,
+              tools/store/s3_loop.py, so A can go below C)
 S3 here is a loopback emulator: B is boto3's own cost plus one local round trip; a real bucket adds
 network latency to both, so the ratio only gets closer to 1 there.
 """
@@ -120,7 +121,7 @@ def on_s3(endpoint: str, rounds: int) -> None:
         own_ms = (after[0] - before[0]) / (after[1] - before[1]) * 1000
         print(
             f"inside A: read_file's run {own_ms:.2f} ms mean (its /metrics duration), B {mean(b_ms):.2f} ms"
-            f" mean; the rest of A ({mean(a_ms) - own_ms:.2f} ms) is HTTP in and out and the worker hop"
+            f" mean; the rest of A ({mean(a_ms) - own_ms:.2f} ms) is HTTP in and out"
         )
         print(f"service peak RSS {service.peak_rss_mib():.0f} MiB")
         job = {

@@ -272,7 +272,7 @@ def make_s3_store(config: S3Config) -> S3Store:
         config.endpoint_url, config.region, credentials, http, full_client, retry=config.max_attempts > 1
     )
     store = S3Store(config.bucket, config.prefix, client, reader)
-    store.loop_reads = LoopReads(store, reader, config.timeout_s, ca_bundle)
+    store.loop_reads = LoopReads(store, reader, config.endpoint_url, config.timeout_s, ca_bundle)
     return store
 
 

@@ -78,7 +78,7 @@ def test_a_missing_key_is_named_after_one_get(s3_server: str, bucket: str) -> No
     nowhere = s3_client(s3_settings(dead_endpoint(), "unused", s3_max_attempts=1))
     reader = direct_reader(s3_server, nowhere)
     store = S3Store(bucket, "projects", s3_client(settings), reader)
-    store.loop_reads = LoopReads(store, reader, 2, None)
+    store.loop_reads = LoopReads(store, reader, s3_server, 2, None)
     handed_on = read_on_loop(store, "p", "absent.py")
     assert isinstance(handed_on, S3Store) and handed_on is not store
     with pytest.raises(ToolError, match=r"^file not found: absent\.py$"):
@@ -175,3 +175,18 @@ def test_paths_get_answers_without_a_request_are_handed_on(recorder: Recorder, p
 def test_aws_endpoints_and_the_switch_off_have_no_loop_reads(recorder: Recorder) -> None:
     assert opened(s3_settings(recorder.url, "b", s3_direct_reads=False)).loop_reads is None
     assert opened(s3_settings(None, "b")).loop_reads is None  # type: ignore[arg-type]
+
+
+def test_the_proxy_botocore_would_use_carries_the_loop_get(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The endpoint has no server: only the proxy (the recorder, on loopback) can answer.
+    endpoint = dead_endpoint()
+    monkeypatch.setenv("HTTP_PROXY", recorder.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    store = opened(s3_settings(endpoint, "b", s3_max_attempts=1))
+    assert store.get("p", "a.py") == b"recorded body"  # the worker path, through botocore's session
+    assert read_on_loop(store, "p", "a.py") == b"recorded body"
+    (worker_path, _), (loop_path, _) = recorder.seen
+    assert loop_path == worker_path == f"{endpoint}/b/projects/p/a.py"
