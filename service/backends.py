@@ -6,7 +6,7 @@ from reactstep.service.settings import Settings
 from reactstep.tools.store import factory as store_factory
 from reactstep.tools.store.factory import StoreConfig
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.store.s3 import S3Config, make_s3_client
+from reactstep.tools.store.s3_clients import S3Config, make_s3_client
 from reactstep.tools.vectors import factory as vector_factory
 from reactstep.tools.vectors.factory import VectorConfig
 from reactstep.tools.vectors.store import VectorStore

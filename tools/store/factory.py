@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.store.s3 import S3Config
+from reactstep.tools.store.s3_clients import S3Config
 
 if TYPE_CHECKING:
     from reactstep.tools.store.s3_loop import LoopReads

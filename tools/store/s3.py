@@ -1,4 +1,4 @@
-"""The S3 / Cloudflare R2 back-end of the object store: the only module that imports boto3.
+"""The S3 / Cloudflare R2 back-end of the object store: the store, over the clients of s3_clients.py.
 
 Reads (of project files and index files) on a custom endpoint go through s3_get.ObjectReader, one
 signed GET each (a file read the service awaits on its event loop through s3_loop.LoopReads);
@@ -13,14 +13,10 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import boto3
-import botocore.session
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import SecretStr
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.store.objects import (
@@ -32,25 +28,10 @@ from reactstep.tools.store.objects import (
     file_path,
 )
 from reactstep.tools.store.paths import normalize_path
-from reactstep.tools.store.s3_dates import parse_timestamp
+from reactstep.tools.store.s3_clients import S3Config, s3_client, s3_session
 from reactstep.tools.store.s3_errors import s3_errors, stale_on_conflict
 from reactstep.tools.store.s3_get import ObjectReader, open_http
 from reactstep.tools.store.s3_loop import LoopReads
-
-
-@dataclass(frozen=True)
-class S3Config:
-    """Where the bucket is and how to reach it: the values make_s3_client needs."""
-
-    bucket: str = "reactstep"
-    prefix: str = "projects"
-    endpoint_url: str | None = None
-    region: str = "auto"
-    access_key_id: SecretStr | None = None
-    secret_access_key: SecretStr | None = None
-    timeout_s: float = 10.0
-    max_attempts: int = 3
-    direct_reads: bool = True  # reads of a custom endpoint in one signed GET (s3_get.py)
 
 
 class S3Store:
@@ -251,22 +232,17 @@ def _etag(reply: dict[str, Any]) -> str:
     return str(reply.get("ETag", "")).strip('"')
 
 
-def _secret(value: SecretStr | None) -> str | None:
-    """The plain secret, or None so boto3 falls back to its own credential chain."""
-    return value.get_secret_value() if value is not None else None
-
-
 def make_s3_store(config: S3Config) -> S3Store:
     """The store on the config's bucket; on a custom endpoint its reads take the direct GET."""
-    session, ca_bundle = _session(config)
-    client = _client(session, config)
+    session, ca_bundle = s3_session(config)
+    client = s3_client(session, config)
     credentials = session.get_credentials()
     if not config.direct_reads or config.endpoint_url is None or credentials is None:
         # AWS's own endpoints are virtual-hosted per region: botocore resolves them. No credentials:
         # botocore names the failure.
         return S3Store(config.bucket, config.prefix, client)
     # The direct GET is the first attempt; the full client makes the rest (and names other errors).
-    full_client = _client(session, replace(config, max_attempts=max(1, config.max_attempts - 1)))
+    full_client = s3_client(session, replace(config, max_attempts=max(1, config.max_attempts - 1)))
     http = open_http(config.endpoint_url, config.timeout_s, ca_bundle)
     reader = ObjectReader(
         config.endpoint_url, config.region, credentials, http, full_client, retry=config.max_attempts > 1
@@ -274,39 +250,3 @@ def make_s3_store(config: S3Config) -> S3Store:
     store = S3Store(config.bucket, config.prefix, client, reader)
     store.loop_reads = LoopReads(store, reader, config.endpoint_url, config.timeout_s, ca_bundle)
     return store
-
-
-def make_s3_client(config: S3Config) -> Any:
-    """A boto3 S3 client with bounded timeouts and retries, as R2 and MinIO accept."""
-    return _client(_session(config)[0], config)
-
-
-def _session(config: S3Config) -> tuple[Any, str | None]:
-    """A boto3 session with the config's credentials (or boto3's chain), and the CA bundle it names."""
-    # A botocore session of its own, so the faster date parser reaches this store's clients only.
-    core = botocore.session.get_session()
-    core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_timestamp)
-    session = boto3.session.Session(
-        aws_access_key_id=_secret(config.access_key_id),
-        aws_secret_access_key=_secret(config.secret_access_key),
-        botocore_session=core,
-    )
-    return session, core.get_config_variable("ca_bundle")
-
-
-def _client(session: Any, config: S3Config) -> Any:
-    client_config = Config(
-        connect_timeout=config.timeout_s,
-        read_timeout=config.timeout_s,
-        # total_max_attempts counts the first try; botocore's max_attempts would count retries only.
-        retries={"total_max_attempts": config.max_attempts, "mode": "standard"},
-        signature_version="s3v4",
-        # R2 rejects the CRC32 checksums botocore >= 1.36 sends by default.
-        request_checksum_calculation="when_required",
-        response_checksum_validation="when_required",
-        # A custom endpoint (R2, MinIO) is one host; bucket subdomains may not resolve.
-        s3={"addressing_style": "path"} if config.endpoint_url else None,
-    )
-    return session.client(
-        "s3", endpoint_url=config.endpoint_url, region_name=config.region, config=client_config
-    )

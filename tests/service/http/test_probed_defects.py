@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
-from reactstep.tools.store.s3 import S3Config, make_s3_client
+from reactstep.tools.store.s3_clients import S3Config, make_s3_client
 from tests.service.step.test_react_step import step_body
 
 REACT = "/api/agent/react_step"
