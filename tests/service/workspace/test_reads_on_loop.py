@@ -20,6 +20,7 @@ FILES = {
     "src/app.py": b"def main():\n    return 42\n",
     "pkg/inner/a.py": b"x = 1\n",
     "blob.bin": b"\x00\x01" * 9,
+    "big.py": b"".join(b"value_%07d = %d\n" % (n, n) for n in range(60_000)),  # over LOOP_MAX_BYTES
 }
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("demo", {"file_path": "src/app.py"}),
@@ -28,6 +29,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("demo", {"file_path": "absent.py"}),
     ("demo", {"file_path": "pkg/inner"}),
     ("demo", {"file_path": "blob.bin"}),
+    ("demo", {"file_path": "big.py", "start_line": 59_999}),
     ("demo", {"file_path": ""}),
     ("demo", {"file_path": "../outside.py"}),
     ("demo", {"path": "src/app.py"}),
@@ -70,7 +72,7 @@ def test_every_answer_is_the_worker_paths(settings: Any) -> None:
     expected = [answer(worker, project_id, args) for project_id, args in CALLS]
     with TestClient(create_app(settings)) as client:
         assert [answer(client, project_id, args) for project_id, args in CALLS] == expected
-        assert read_file_runs(client) == (9.0, 7.0)  # the 404 is not a run; each run counted once
+        assert read_file_runs(client) == (10.0, 7.0)  # the 404 is not a run; each run counted once
     assert expected[0] == (
         200,
         {
@@ -82,7 +84,8 @@ def test_every_answer_is_the_worker_paths(settings: Any) -> None:
     )
     assert expected[3][1]["observation"] == "Error: file not found: absent.py"
     assert expected[4][1]["observation"].startswith("Error: pkg/inner is a directory")
-    assert expected[9][0] == 404
+    assert expected[6][1]["observation"].startswith("File: big.py (60000 lines)\n59999 | value_0059998")
+    assert expected[10][0] == 404
 
 
 @pytest.fixture
