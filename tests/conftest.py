@@ -16,6 +16,7 @@ from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder
 from reactstep.tools.vectors.local_models import MINILM
+from tests.s3_peers import Recorder
 
 _network_events: list[tuple[str, tuple[Any, ...]]] = []
 _recording_network = threading.Event()
@@ -117,3 +118,15 @@ def local_embedder(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
 def fp32_embedder(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
     """The real model unquantised: the export the reference vectors check, exact to 1e-5."""
     return LocalEmbedder(tmp_path_factory.mktemp("models-fp32"), model=MINILM.name)
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    """A loopback server answering every GET with b"recorded body", keeping each request (s3_peers.py)."""
+    server = Recorder(b"recorded body")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -2,9 +2,7 @@
 every answer is the one the worker path gives, and a call is measured once, on moto's server."""
 
 import re
-import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +11,7 @@ from starlette.testclient import TestClient
 
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
-from tests.tools.store.test_s3_get import Recorder, Slammer
+from tests.s3_peers import Recorder, Slammer
 from tests.tools.store.test_storage import s3_settings
 
 FILES = {
@@ -86,17 +84,6 @@ def test_every_answer_is_the_worker_paths(settings: Any) -> None:
     assert expected[4][1]["observation"].startswith("Error: pkg/inner is a directory")
     assert expected[6][1]["observation"].startswith("File: big.py (60000 lines)\n59999 | value_0059998")
     assert expected[10][0] == 404
-
-
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    server = Recorder(b"recorded body")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("lifespan", [True, False])

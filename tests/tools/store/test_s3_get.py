@@ -4,13 +4,7 @@ Against moto's server and two loopback servers of the tests' own: one that recor
 answers them, one that closes every connection it accepts.
 """
 
-import hashlib
-import hmac
-import socket
-import threading
 import uuid
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -20,6 +14,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from reactstep.service.backends import open_store, s3_client
 from reactstep.tools.errors import StoreUnavailable, ToolError
 from reactstep.tools.store.s3_get import ObjectReader, open_http
+from tests.s3_peers import Recorder, Slammer, sigv4_is_valid
 from tests.tools.store.test_storage import dead_endpoint, s3_settings
 
 ODD_NAMES = [
@@ -41,13 +36,6 @@ def direct_reader(endpoint: str, full_client: Any, token: str | None = None) -> 
     return ObjectReader(
         endpoint, "us-east-1", credentials, open_http(endpoint, 2, None), full_client, retry=False
     )
-
-
-@pytest.fixture
-def bucket(s3_server: str) -> str:
-    name = f"get-{uuid.uuid4().hex[:20]}"
-    s3_client(s3_settings(s3_server, name)).create_bucket(Bucket=name)
-    return name
 
 
 @pytest.fixture
@@ -97,69 +85,6 @@ def test_other_replies_are_named_by_the_full_client(s3_server: str, nowhere: Any
         direct_reader(s3_server, nowhere).get(missing, "a.py")
 
 
-class Recorder(ThreadingHTTPServer):
-    """Answers every GET with `body`; keeps each request's path and headers."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.seen: list[tuple[str, dict[str, str]]] = []
-        super().__init__(("127.0.0.1", 0), RecordingHandler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class RecordingHandler(BaseHTTPRequestHandler):
-    server: Recorder
-
-    def do_GET(self) -> None:
-        self.server.seen.append((self.path, {name.lower(): value for name, value in self.headers.items()}))
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(self.server.body)))
-        self.end_headers()
-        self.wfile.write(self.server.body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    server = Recorder(b"recorded body")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def sigv4_is_valid(path: str, headers: dict[str, str], secret: str, region: str) -> bool:
-    """The SigV4 check an S3 server makes, written from AWS's published algorithm (GET, no query)."""
-    fields = dict(part.strip().split("=", 1) for part in headers["authorization"].split(" ", 1)[1].split(","))
-    access_key, date, scope_region, service, terminator = fields["Credential"].split("/")
-    signed = fields["SignedHeaders"].split(";")
-    canonical = "\n".join(
-        [
-            *("GET", path, ""),
-            *(f"{name}:{headers[name].strip()}" for name in signed),
-            *("", ";".join(signed), headers["x-amz-content-sha256"]),
-        ]
-    )
-    scope = f"{date}/{region}/s3/aws4_request"
-    to_sign = "\n".join(
-        ["AWS4-HMAC-SHA256", headers["x-amz-date"], scope, hashlib.sha256(canonical.encode()).hexdigest()]
-    )
-    key = f"AWS4{secret}".encode()
-    for part in (date, region, "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    assert (scope_region, service, terminator, access_key) == (region, "s3", "aws4_request", "test")
-    return hmac.compare_digest(expected, fields["Signature"])
-
-
 def test_the_signature_is_what_botocore_signs_and_carries_the_session_token(
     recorder: Recorder, nowhere: Any
 ) -> None:
@@ -175,28 +100,6 @@ def test_the_signature_is_what_botocore_signs_and_carries_the_session_token(
     assert not sigv4_is_valid(direct_path, direct_headers, "other-secret", "us-east-1")
     assert direct_headers["x-amz-security-token"] == "session-token"
     assert "x-amz-security-token" in direct_headers["authorization"].split("SignedHeaders=")[1]
-
-
-class Slammer:
-    """Accepts connections and closes them at once, counting them."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            connection.close()
 
 
 @pytest.mark.parametrize("attempts", [1, 2, 3])

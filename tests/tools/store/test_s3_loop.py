@@ -5,7 +5,6 @@ import asyncio
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,7 +13,8 @@ from reactstep.service.backends import open_store, s3_client
 from reactstep.tools.errors import StoreUnavailable, ToolError
 from reactstep.tools.store.s3 import S3Store
 from reactstep.tools.store.s3_loop import LoopReads
-from tests.tools.store.test_s3_get import ODD_NAMES, Recorder, Slammer, direct_reader, sigv4_is_valid
+from tests.s3_peers import Recorder, Slammer, sigv4_is_valid
+from tests.tools.store.test_s3_get import ODD_NAMES, direct_reader
 from tests.tools.store.test_storage import dead_endpoint, s3_settings
 
 
@@ -37,24 +37,6 @@ def opened(settings: Any) -> S3Store:
     store = open_store(settings)
     assert isinstance(store, S3Store)
     return store
-
-
-@pytest.fixture
-def bucket(s3_server: str) -> str:
-    name = f"loop-{uuid.uuid4().hex[:20]}"
-    s3_client(s3_settings(s3_server, name)).create_bucket(Bucket=name)
-    return name
-
-
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    server = Recorder(b"recorded body")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("name", ODD_NAMES)
