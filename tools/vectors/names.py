@@ -37,9 +37,8 @@ def query_names(query: str) -> QueryNames:
     code: set[str] = set()
     plain: set[str] = set()
     for name in NAME.findall(query):
-        name = name.strip("._")
-        if not name:
-            continue
+        if not name.strip("_"):
+            continue  # "_" or "__" alone names nothing; underscores of a name are part of it
         if is_code(name, query):
             code.add(name)
         elif name.islower() and len(name) >= MIN_PLAIN_LENGTH and name not in STOP_WORDS:

@@ -13,6 +13,10 @@ from reactstep.tools.vectors.sparse import tokenize
         ("how does redirect work", set(), {"redirect", "work"}),
         ("getUser() fails with `Client`", {"getUser", "Client"}, {"fails"}),
         ("The user_id. Is it set?", {"user_id"}, set()),  # "The", "Is": not lowercase; "it", "set": short
+        # A name's own underscores are part of it: private, dunder and trailing-underscore names.
+        ("what does `_MaxLengthValidator.__call__` raise", {"_MaxLengthValidator.__call__"}, {"raise"}),
+        ("use `in_` or Attribute.__init__ here", {"in_", "Attribute.__init__"}, {"here"}),
+        ("a _ b __ c", set(), set()),
         ("", set(), set()),
     ],
 )
