@@ -100,7 +100,8 @@ class Settings(BaseSettings):
     s3_direct_reads: bool = Field(
         True,
         description="Read objects of a custom endpoint in one signed GET (botocore's signer) rather than "
-        "through the full client; errors and retries stay botocore's. false: every call goes through boto3.",
+        "through the full client, a read_file's awaited on the event loop; errors and retries stay "
+        "botocore's. false: every call goes through boto3 on a worker thread.",
     )
 
     vector_backend: Literal["embedded", "qdrant"] = Field(
