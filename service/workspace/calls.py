@@ -25,12 +25,11 @@ async def execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Exe
     if runs_on_loop(request, runtime):
         return run_execute_action(request, runtime)
     spec = runtime.registry.get(request.tool_name)
-    reads = runtime.loop_reads
-    path = request.tool_args.get(spec.file_arg) if spec and spec.file_arg and reads else None
-    if reads is None or not isinstance(path, str):
+    path = request.tool_args.get(spec.file_arg) if spec and spec.file_arg else None
+    if runtime.loop_reads is None or not isinstance(path, str):
         return await on_worker(run_execute_action, request, runtime)
     started = time.perf_counter()
-    read = await reads.get(request.project_id, path)
+    read = await runtime.loop_reads.get(request.project_id, path)
     if isinstance(read, bytes):
         if len(read) <= LOOP_MAX_BYTES:
             answer = run_over_bytes(request, runtime, path, read, started)

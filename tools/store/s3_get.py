@@ -14,6 +14,7 @@ before. The direct GET is the first of the configured attempts: after a transpor
 client, built with one attempt fewer, makes the rest. Part of the S3 back-end; s3.py builds it.
 """
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,11 +85,9 @@ class ObjectReader:
     def spent(self, key: str, failure: BotoCoreError | ClientError | None) -> "ObjectReader":
         """This reader for a call whose direct GET of `key` was already made (on the event loop,
         s3_loop.py): a read of that key goes on as after it; other keys are read as usual."""
-        copy = ObjectReader(
-            self._base, self._region, self._credentials, self._http, self._full_client, self._retry
-        )
-        copy._spent = Spent(key, failure)
-        return copy
+        reader = copy.copy(self)  # the same endpoint, credentials, HTTP pool and full client
+        reader._spent = Spent(key, failure)
+        return reader
 
     def get(self, bucket: str, key: str) -> tuple[bytes, str]:
         """The object's bytes and ETag header; botocore's ClientError or BotoCoreError as get_object
