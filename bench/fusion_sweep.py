@@ -24,7 +24,8 @@ from reactstep.service.backends import vector_config
 from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
 from reactstep.tools.vectors.factory import open_vector_store
-from reactstep.tools.vectors.retrieval import CodeIndex, RetrievalConfig
+from reactstep.tools.vectors.fusion import RetrievalConfig
+from reactstep.tools.vectors.retrieval import CodeIndex
 from reactstep.tools.vectors.store import Ranking, SearchFilter
 
 

@@ -17,7 +17,7 @@ from reactstep.tools.registry import ToolLimits, ToolRegistry
 from reactstep.tools.store.factory import loop_reads_of
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.vectors.embeddings import MODEL_NAME, Embedder, LocalEmbedder
-from reactstep.tools.vectors.retrieval import RetrievalConfig
+from reactstep.tools.vectors.fusion import RetrievalConfig
 from reactstep.tools.vectors.store import VectorStore
 from reactstep.tools.writes.approval import Approvals, open_approvals
 

@@ -2,7 +2,7 @@
 
     query ──► embed ─┬─► nearest chunk vectors ─┐  one batched search
                      └─► nearest name vectors  ─┤  (search_rankings)
-          ├─► encode ─► BM25 on word vectors ───┴─► weighted fusion ──┐
+          ├─► encode ─► BM25 on word vectors ───┴─► weighted fusion ──┐  (fusion.py)
           └─► names the query mentions (names.py) ─────────────┴─► + boost of chunks defining one
                                                   ──► merge overlapping hits of one file ──► top N
 The fusion, its weights and the boosts come from bench/retrieval_quality.py, never tuned per query.
@@ -15,13 +15,13 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.vectors.embeddings import Embedder
+from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions, fuse, fuse_ranks
 from reactstep.tools.vectors.local_models import vectors_revision
-from reactstep.tools.vectors.names import definition_match, name_overlap, query_names
-from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query, tokenize
+from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query
 from reactstep.tools.vectors.store import (
     DENSE,
     NAME,
@@ -33,9 +33,6 @@ from reactstep.tools.vectors.store import (
     VectorStoreError,
 )
 
-Mode = Literal["hybrid", "dense", "lexical"]
-Fusion = Literal["score", "rrf"]
-RRF_K = 60
 CANDIDATES = 50  # at least this many hits from each ranking; twice max_results when that is more
 # A passage is a match when its fused score is at least this share of the query's best passage's.
 # bench/retrieval_quality.py: with 0.4, 1-2% of the right functions that rank in the top 10 fall
@@ -57,22 +54,6 @@ def collection_name(embedder: Embedder) -> str:
     """One collection per embedding model, dimension and word-vector format, so that vectors of two
     models, or word vectors of two formats, never mix."""
     return f"{embedding_space(embedder)}_w{WORD_VECTORS_FORMAT}"
-
-
-@dataclass(frozen=True)
-class RetrievalConfig:
-    """How code_search ranks: which rankings, and how much each counts."""
-
-    mode: Mode = "hybrid"
-    dense_weight: float = 1.0
-    lexical_weight: float = 0.7
-    name_weight: float = 0.5  # the ranking of the chunks' name vectors (symbol and parameters), hybrid only
-    # Chosen by bench/fusion_sweep.py over 5 packages x 2 query sets (mean MRR@10), never per query:
-    # min-max score fusion beat weighted RRF at every lexical weight (0.520-0.524 vs 0.487-0.507).
-    fusion: Fusion = "score"  # weighted sum of min-max normalised scores, or weighted reciprocal ranks
-    code_name_boost: float = 0.1  # added for a chunk defining a name written as code in the query
-    plain_name_boost: float = 0.1  # added for a chunk defining a plain word of the query
-    name_overlap_boost: float = 0.2  # times the share of the chunk's symbol name the query's words hold
 
 
 @dataclass(frozen=True)
@@ -202,58 +183,6 @@ class CodeIndex:
             f"project {project_id!r} has no search index yet; index it first "
             f"(`reactstep index PATH --project {project_id}` or POST /api/projects/{project_id}/index)"
         )
-
-
-def fuse(rankings: Sequence[tuple[float, Sequence[VectorHit]]]) -> list[tuple[float, VectorHit]]:
-    """Weighted sum of min-max normalised scores; a ranking that misses a hit adds 0 for it.
-
-    Chosen over weighted reciprocal-rank fusion (fuse_ranks) by bench/fusion_sweep.py: better mean
-    MRR@10 over five packages' docstring and question queries at every lexical weight tried.
-    """
-    scores: dict[str, float] = {}
-    hits: dict[str, VectorHit] = {}
-    for weight, ranking in rankings:
-        for point_id, normalised in _normalised(ranking).items():
-            scores[point_id] = scores.get(point_id, 0.0) + weight * normalised
-        hits.update((hit.id, hit) for hit in ranking if hit.id not in hits)
-    ordered = sorted(scores, key=lambda point_id: (-scores[point_id], point_id))
-    return [(scores[point_id], hits[point_id]) for point_id in ordered]
-
-
-def fuse_ranks(rankings: Sequence[tuple[float, Sequence[VectorHit]]]) -> list[tuple[float, VectorHit]]:
-    """Weighted reciprocal-rank fusion, scaled so a ranking's first hit scores its weight."""
-    scores: dict[str, float] = {}
-    hits: dict[str, VectorHit] = {}
-    for weight, ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + weight * (RRF_K + 1) / (RRF_K + rank)
-            hits.setdefault(hit.id, hit)
-    ordered = sorted(scores, key=lambda point_id: (-scores[point_id], point_id))
-    return [(scores[point_id], hits[point_id]) for point_id in ordered]
-
-
-def boost_definitions(
-    fused: Sequence[tuple[float, VectorHit]], query: str, config: RetrievalConfig
-) -> list[tuple[float, VectorHit]]:
-    """Fused hits re-ordered after adding the boosts of chunks whose symbol the query names (names.py)."""
-    names, tokens = query_names(query), frozenset(tokenize(query))
-    boosted = []
-    for score, hit in fused:
-        symbol = str(hit.payload.get("symbol", ""))
-        score += config.code_name_boost * definition_match(symbol, names.code)
-        score += config.plain_name_boost * (definition_match(symbol, names.plain) == 1.0)
-        score += config.name_overlap_boost * name_overlap(symbol, tokens)
-        boosted.append((score, hit))
-    return sorted(boosted, key=lambda pair: (-pair[0], pair[1].id))
-
-
-def _normalised(ranking: Sequence[VectorHit]) -> dict[str, float]:
-    """Scores mapped onto 0..1 within one ranking (the best is 1)."""
-    if not ranking:
-        return {}
-    high, low = max(hit.score for hit in ranking), min(hit.score for hit in ranking)
-    spread = (high - low) or 1.0
-    return {hit.id: (hit.score - low) / spread if high != low else 1.0 for hit in ranking}
 
 
 def merge_overlapping(scored: Sequence[tuple[float, VectorHit]]) -> list[Passage]:

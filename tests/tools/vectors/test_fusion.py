@@ -1,10 +1,10 @@
-"""tools/vectors/retrieval.py's fusion: weighted reciprocal ranks and the boosts of named definitions."""
+"""tools/vectors/fusion.py: weighted reciprocal ranks and the boosts of named definitions."""
 
 from dataclasses import replace
 
 import pytest
 
-from reactstep.tools.vectors.retrieval import RetrievalConfig, boost_definitions, fuse_ranks
+from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions, fuse_ranks
 from reactstep.tools.vectors.store import VectorHit
 
 NO_BOOSTS = RetrievalConfig(code_name_boost=0.0, plain_name_boost=0.0, name_overlap_boost=0.0)

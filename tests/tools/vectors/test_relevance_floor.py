@@ -6,8 +6,9 @@ from dataclasses import replace
 import pytest
 
 from reactstep.tools.code_search import render_results
+from reactstep.tools.vectors.fusion import RetrievalConfig
 from reactstep.tools.vectors.qdrant import QdrantVectorStore
-from reactstep.tools.vectors.retrieval import CodeIndex, RetrievalConfig, collection_name
+from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
 from reactstep.tools.vectors.store import CHUNK_VECTORS, SearchFilter
 from tests.tools.vectors.test_vectors import EAST, chunk
 
