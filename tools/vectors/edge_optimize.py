@@ -37,6 +37,10 @@ class OptimizeFailed(VectorStoreUnavailable):
     """The copy could not be made or optimized; the live shard is untouched."""
 
 
+class OptimizeStopped(OptimizeFailed):
+    """The store closed first (its child, if any, killed); the live shard is untouched."""
+
+
 def copy_shard(live: Path, staging: Path) -> None:
     """A full copy of a flushed shard (segment files change in place, so no hard links)."""
     shutil.rmtree(staging, ignore_errors=True)
@@ -105,10 +109,14 @@ class CopyOptimizer:
                 writes = copy(copied)
                 with self._guard:
                     if self._stopped:
-                        raise OptimizeFailed("the vector store is closing")
+                        raise OptimizeStopped("the vector store is closing")
                     child = self._child = start_optimizer(copied, dimension, dense)
                 try:
                     changed = finish_optimizer(child)
+                except OptimizeFailed:
+                    if self._stopped:  # stop() killed the child: no failure of the optimizer's own
+                        raise OptimizeStopped("the vector store closed during the optimization") from None
+                    raise
                 finally:
                     with self._guard:
                         self._child = None
@@ -210,6 +218,9 @@ class OptimizeScheduler:
         while (name := self._next()) is not None:
             try:
                 self._optimize(name)  # calls optimized() unless the copy went stale
+            except OptimizeStopped:
+                logger.info("optimizing collection %r stopped: the vector store is closing", name)
+                self.optimized(name)
             except Exception:  # the store stays as it was and serves; the next `after` writes try again
                 logger.warning("optimizing collection %r failed", name, exc_info=True)
                 self.optimized(name)
