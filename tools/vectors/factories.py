@@ -27,7 +27,8 @@ MAX_STATEMENTS = 3  # of a factory's body, its docstring aside
 MAX_LINES = 60  # a longer chunk is not parsed (a factory's docstring can be long)
 # The methods that stand for the class as a whole: what its factory does is make one, or call it.
 WHOLE_CLASS_METHODS = (".__init__", ".__new__", ".__call__")
-RETURNED_CALL = re.compile(r"^\s*return\s+([A-Za-z_]\w*)\(", re.MULTILINE)  # before any parsing
+# A cheap look before any parsing (its literal start lets the engine scan fast: ~0.5 us a chunk).
+RETURNED_CALL = re.compile(r"return[ \t]+([A-Za-z_]\w*)\(")
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,13 @@ def place_factories(
 ) -> list[tuple[float, VectorHit]]:
     """`ranked` with each factory that scores below its class's best hit moved next to it: to
     `best + gap * own / best` (above) or `best - gap * (1 - own / best)` (below)."""
-    classes = _best_of_classes(ranked, query) if gap > 0 else {}
+    returned = {hit.id: _returned_calls(hit) for _, hit in ranked} if gap > 0 else {}
+    classes = _best_of_classes(ranked, query, set().union(*returned.values()))
     if not classes:
         return list(ranked)
     placed = []
     for score, hit in ranked:
-        best = _class_made_by(hit, classes)
+        best = classes.get(_made_class(hit)) if returned[hit.id] & classes.keys() else None
         if best and best.score > score and not best.named:
             public = not str(hit.payload.get("symbol", "")).rsplit(".", 1)[-1].startswith("_")
             if best.private and public:
@@ -85,18 +87,40 @@ def place_factories(
     return sorted(placed, key=lambda pair: (-pair[0], pair[1].id))
 
 
-def _best_of_classes(ranked: Sequence[tuple[float, VectorHit]], query: str) -> dict[tuple[str, str], _Best]:
+def _returned_calls(hit: VectorHit) -> set[tuple[str, str]]:
+    """(path, name) of each `return Name(` line of a Python function's chunk: its classes, if it is a
+    factory of one (a cheap look before any parsing)."""
+    content = str(hit.payload.get("content", ""))
+    if hit.payload.get("kind") != "function" or hit.payload.get("language") != "python":
+        return set()
+    if content.count("\n") >= MAX_LINES:
+        return set()
+    path = str(hit.payload.get("path", ""))
+    return {(path, name) for name in RETURNED_CALL.findall(content)}
+
+
+def _made_class(hit: VectorHit) -> tuple[str, str]:
+    """(path, class name) of the class a function chunk is a factory of; an empty name if none."""
+    made = constructed_class(str(hit.payload.get("content", "")))
+    return str(hit.payload.get("path", "")), made or ""
+
+
+def _best_of_classes(
+    ranked: Sequence[tuple[float, VectorHit]], query: str, wanted: set[tuple[str, str]]
+) -> dict[tuple[str, str], _Best]:
     """(path, class name) -> the best of its whole-class hits (head, `__init__`, `__new__`, `__call__`),
-    for every class with one among the candidates (which come best first)."""
+    for each wanted class with one among the candidates (which come best first)."""
+    if not wanted:
+        return {}
     names = query_names(query)
     best: dict[tuple[str, str], float] = {}
     named: set[tuple[str, str]] = set()
     for score, hit in ranked:
         symbol = str(hit.payload.get("symbol", ""))
-        kind = hit.payload.get("kind")
-        if not symbol or kind not in ("class", "method"):
-            continue
         key = (str(hit.payload.get("path", "")), symbol.split(".", 1)[0])
+        kind = hit.payload.get("kind")
+        if key not in wanted or kind not in ("class", "method"):
+            continue
         if key[1] in names.code | names.plain or _defines(symbol, names):
             named.add(key)
         if kind == "class" or symbol.endswith(WHOLE_CLASS_METHODS):
@@ -107,14 +131,3 @@ def _best_of_classes(ranked: Sequence[tuple[float, VectorHit]], query: str) -> d
 def _defines(symbol: str, names: QueryNames) -> bool:
     """Whether the query names this symbol, as boost_definitions counts a name (fusion.py)."""
     return definition_match(symbol, names.code) > 0 or definition_match(symbol, names.plain) == 1.0
-
-
-def _class_made_by(hit: VectorHit, classes: dict[tuple[str, str], _Best]) -> _Best | None:
-    """The class among the candidates that this chunk is a factory of, if it is one."""
-    if hit.payload.get("kind") != "function" or hit.payload.get("language") != "python":
-        return None
-    path, content = str(hit.payload.get("path", "")), str(hit.payload.get("content", ""))
-    if not any((path, name) in classes for name in RETURNED_CALL.findall(content)):
-        return None
-    made = constructed_class(content)
-    return classes.get((path, made)) if made else None
