@@ -14,8 +14,9 @@ nothing), then ask every query two ways:
                 no other function of the package has it: what the name boosts are for
 
 The product answers through POST /api/agent/execute_action code_search (configs: `product` is the
-shipped settings, `prod-lex`/`prod-den` one leg alone). The baselines (bench/baselines.py) rank the
-chunks the product's chunker cuts from the same copy; their dense vectors are stock all-MiniLM-L6-v2's
+shipped settings, `prod-lex`/`prod-den` one leg alone, `prod-nofact` without the factories' placement).
+The baselines (bench/baselines.py) rank the chunks the product's chunker cuts from the same copy; their
+dense vectors are stock all-MiniLM-L6-v2's
 (`--baseline-models`, fp32 and int8 by default: "best baseline" is the best of every baseline run on
 either), whatever model the product embeds with, so a model tuned for code is measured against the one
 it was tuned from.
@@ -57,6 +58,7 @@ PRODUCT_CONFIGS = {
     "product": {},
     "prod-lex": {"search_mode": "lexical"},
     "prod-den": {"search_mode": "dense"},
+    "prod-nofact": {"search_factory_gap": 0.0},  # the product without its factories' placement
 }
 DEFAULT_PACKAGES = list(RELEASES)
 # Stock all-MiniLM-L6-v2, as shipped and as the int8 recipe quantises it: the baseline's dense leg.

@@ -76,6 +76,7 @@ class Runtime:
             dense_weight=self.settings.search_dense_weight,
             lexical_weight=self.settings.search_lexical_weight,
             name_weight=self.settings.search_name_weight,
+            factory_gap=self.settings.search_factory_gap,
         )
         object.__setattr__(self, "retrieval", retrieval)
         object.__setattr__(self, "projects", Projects(self.store))

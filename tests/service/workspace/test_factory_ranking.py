@@ -47,13 +47,23 @@ def parse_words(text):
 
 
 @pytest.fixture
-def client(make_client: Callable[..., TestClient], local_store: LocalStore) -> TestClient:
-    local_store.put("demo", "checks/validators.py", VALIDATORS)
-    local_store.put("demo", "checks/parsing.py", PARSING)
-    app = make_client()
-    response = app.post("/api/projects/demo/index")
-    assert response.status_code == 200, response.text
-    return app
+def indexed(make_client: Callable[..., TestClient], local_store: LocalStore) -> Callable[..., TestClient]:
+    """An app with these settings over the indexed project (one app per test: they share the data dir)."""
+
+    def build(**settings: object) -> TestClient:
+        local_store.put("demo", "checks/validators.py", VALIDATORS)
+        local_store.put("demo", "checks/parsing.py", PARSING)
+        app = make_client(**settings)
+        response = app.post("/api/projects/demo/index")
+        assert response.status_code == 200, response.text
+        return app
+
+    return build
+
+
+@pytest.fixture
+def client(indexed: Callable[..., TestClient]) -> TestClient:
+    return indexed()
 
 
 def test_the_public_factory_ranks_just_above_the_private_class_that_does_the_work(client: TestClient) -> None:
@@ -73,4 +83,14 @@ def test_a_class_the_query_names_stays_first(client: TestClient) -> None:
     assert found[:2] == [
         "checks/validators.py:17-23 _RangeValidator.__call__",
         "checks/validators.py:26-27 in_range",
+    ]
+
+
+def test_a_zero_gap_setting_leaves_the_fused_order(indexed: Callable[..., TestClient]) -> None:
+    query = "raise ValueError when a number is outside the allowed range"
+    found = titles(search(indexed(search_factory_gap=0.0), query=query)["observation"])
+    assert found[:3] == [
+        "checks/validators.py:17-23 _RangeValidator",  # the class's code first, its factory after it
+        "checks/validators.py:26-27 in_range",
+        "checks/validators.py:4-10 _PatternValidator.__call__",  # and `matches` no longer above its class
     ]
