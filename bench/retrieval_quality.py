@@ -141,6 +141,10 @@ def evaluate(package: str, work: Path, args: argparse.Namespace) -> None:
         for name, ranks in by_ranker.items():
             margin = f"  (vs best baseline {mrr(ranks) - best:+.3f})" if name in PRODUCT_CONFIGS else ""
             print(f"  {label:<10} {name:<8} {report(ranks)}{margin}")
+        for other in ("prod-den", "prod-nofact"):
+            if "product" in by_ranker and other in by_ranker:
+                helped, hurt = changed(by_ranker["product"], by_ranker[other])
+                print(f"  {label:<10} product against {other}: {helped} queries ranked better, {hurt} worse")
 
 
 def questions_of(queries: list[Query]) -> list[Query]:
@@ -241,6 +245,12 @@ def sharing_answers(queries: list[Query], text_of: Callable[[Query], str]) -> li
         replace(query, also=tuple((o.path, o.def_line) for o in by_text[text_of(query)] if o is not query))
         for query in queries
     ]
+
+
+def changed(ranks: Ranks, others: Ranks) -> tuple[int, int]:
+    """How many queries `ranks` answers at a better reciprocal rank than `others`, and how many worse."""
+    pairs = [(mrr([rank]), mrr([other])) for rank, other in zip(ranks, others, strict=True)]
+    return sum(1 for a, b in pairs if a > b), sum(1 for a, b in pairs if a < b)
 
 
 def mrr(ranks: Ranks) -> float:
