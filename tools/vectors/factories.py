@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reactstep.tools.vectors.names import QueryNames, definition_match, query_names
+from reactstep.tools.vectors.names import names_symbol, query_names
 from reactstep.tools.vectors.store import VectorHit
 
 MAX_STATEMENTS = 3  # of a factory's body, its docstring aside
@@ -113,6 +113,7 @@ def _best_of_classes(
     if not wanted:
         return {}
     names = query_names(query)
+    mentioned = names.code | names.plain  # the class itself named, its head a candidate or not
     best: dict[tuple[str, str], float] = {}
     named: set[tuple[str, str]] = set()
     for score, hit in ranked:
@@ -121,13 +122,8 @@ def _best_of_classes(
         kind = hit.payload.get("kind")
         if key not in wanted or kind not in ("class", "method"):
             continue
-        if key[1] in names.code | names.plain or _defines(symbol, names):
+        if key[1] in mentioned or names_symbol(symbol, names):
             named.add(key)
         if kind == "class" or symbol.endswith(WHOLE_CLASS_METHODS):
             best.setdefault(key, score)
     return {key: _Best(score, key in named, key[1].startswith("_")) for key, score in best.items()}
-
-
-def _defines(symbol: str, names: QueryNames) -> bool:
-    """Whether the query names this symbol, as boost_definitions counts a name (fusion.py)."""
-    return definition_match(symbol, names.code) > 0 or definition_match(symbol, names.plain) == 1.0

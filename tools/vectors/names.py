@@ -67,6 +67,12 @@ def definition_match(symbol: str, names: frozenset[str]) -> float:
     return best
 
 
+def names_symbol(symbol: str, names: QueryNames) -> bool:
+    """Whether the query names the symbol: as code (or its last part), or a plain word is its whole
+    name; the chunks boost_definitions (fusion.py) gives a code or plain-name boost."""
+    return definition_match(symbol, names.code) > 0 or definition_match(symbol, names.plain) == 1.0
+
+
 def name_overlap(symbol: str, query_tokens: frozenset[str]) -> float:
     """The share (0..1) of the symbol's last part's tokens that the query holds; 0 for no symbol."""
     if not symbol:
