@@ -1,22 +1,22 @@
-"""Rewrite README.md's settings table from the settings model (`--check`: exit 1 when it is out of date)."""
+"""Rewrite docs/configuration.md's settings tables from the settings model (`--check`: exit 1 when stale)."""
 
 import sys
 from pathlib import Path
 
 from reactstep.service.settings_table import with_table
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def main() -> int:
-    current = README.read_text()
+    current = PAGE.read_text()
     wanted = with_table(current)
     if "--check" in sys.argv[1:]:
         if current != wanted:
-            print("README.md's settings table is out of date: run .venv/bin/python scripts/settings_table.py")
+            print("docs/configuration.md's settings tables are out of date: run scripts/settings_table.py")
             return 1
         return 0
-    README.write_text(wanted)
+    PAGE.write_text(wanted)
     return 0
 
 

@@ -1,6 +1,8 @@
-"""The README's settings table, made from the settings model so that the two cannot drift apart.
+"""The settings tables of docs/configuration.md, made from the settings model so the two cannot drift apart.
 
-`scripts/settings_table.py` writes it between the two markers; a test fails when README differs.
+`scripts/settings_table.py` writes them between the two markers; a test fails when the page differs.
+The settings a person deploying reactstep needs are grouped first (TO_KNOW); every other setting is in
+one "advanced" table, in the model's order.
 """
 
 from pathlib import Path
@@ -15,23 +17,47 @@ from reactstep.service.settings import Settings
 BEGIN = "<!-- settings table: made by scripts/settings_table.py from service/settings.py; do not edit -->"
 END = "<!-- end of the settings table -->"
 
+TO_KNOW: dict[str, list[str]] = {
+    "The model": ["llm_model", "llm_api_base", "llm_api_key"],
+    "Serving": ["host", "port", "data_dir"],
+    "Keys": ["api_keys", "approval_secret", "client_api_key"],
+    "Storage": [
+        "storage_backend",
+        "s3_bucket",
+        "s3_endpoint_url",
+        "s3_access_key_id",
+        "s3_secret_access_key",
+    ],
+    "Vectors and embeddings": ["vector_backend", "qdrant_url", "qdrant_api_key", "embedding_model"],
+    "Limits and browsers": ["file_max_bytes", "cors_origins"],
+}
+HEADER = ["| variable | default | meaning |", "|---|---|---|"]
+
 
 def settings_table() -> str:
-    """One row per setting, in the model's order: variable, default, meaning."""
-    rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for name, field in Settings.model_fields.items():
-        meaning = (field.description or "").replace("|", "\\|")
-        rows.append(f"| `REACTSTEP_{name.upper()}` | {_default(field)} | {meaning} |")
-    return "\n".join(rows)
+    """The settings to know by group, then the rest in the model's order: variable, default, meaning."""
+    known = {name for names in TO_KNOW.values() for name in names}
+    parts = []
+    for group, names in TO_KNOW.items():
+        parts += [f"### {group}", "", *HEADER, *(_row(name) for name in names), ""]
+    rest = [_row(name) for name in Settings.model_fields if name not in known]
+    parts += ["### Advanced", "", *HEADER, *rest]
+    return "\n".join(parts)
 
 
-def with_table(readme: str) -> str:
-    """README text with the table between the markers replaced by the current one."""
-    head, found, rest = readme.partition(BEGIN)
+def with_table(page: str) -> str:
+    """The page's text with the tables between the markers replaced by the current ones."""
+    head, found, rest = page.partition(BEGIN)
     _, found_end, tail = rest.partition(END)
     if not (found and found_end):
-        raise ValueError(f"README lacks the markers {BEGIN!r} and {END!r}")
+        raise ValueError(f"the page lacks the markers {BEGIN!r} and {END!r}")
     return f"{head}{BEGIN}\n{settings_table()}\n{END}{tail}"
+
+
+def _row(name: str) -> str:
+    field = Settings.model_fields[name]
+    meaning = (field.description or "").replace("|", "\\|")
+    return f"| `REACTSTEP_{name.upper()}` | {_default(field)} | {meaning} |"
 
 
 def _default(field: FieldInfo) -> str:

@@ -1,5 +1,5 @@
-"""Docs that cannot drift: README's settings table is the settings model's, and every REACTSTEP_ variable
-the docs, the contract and the scripts name is a setting."""
+"""Docs that cannot drift: docs/configuration.md's settings tables are the settings model's, and every
+REACTSTEP_ variable the docs, the contract and the scripts name is a setting."""
 
 import re
 from pathlib import Path
@@ -7,28 +7,39 @@ from pathlib import Path
 import pytest
 
 from reactstep.service.settings import Settings
-from reactstep.service.settings_table import BEGIN, END, settings_table, with_table
+from reactstep.service.settings_table import BEGIN, END, TO_KNOW, settings_table, with_table
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMED_IN = ["README.md", "openapi.yaml", "scripts/*", "bench/*.py", "Dockerfile", "compose.yaml", ".ci/*"]
+NAMED_IN = [
+    "README.md",
+    "docs/*.md",
+    "CHANGELOG.md",
+    "openapi.yaml",
+    "scripts/*",
+    "bench/*.py",
+    "Dockerfile",
+    "compose.yaml",
+    ".ci/*",
+]
 VARIABLE = re.compile(r"\bREACTSTEP_[A-Z0-9_]*[A-Z0-9]\b")
 NOT_SETTINGS = {"REACTSTEP_"}  # the prefix itself, as prose names it
 
 
-def test_readme_holds_the_table_the_model_makes() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert with_table(readme) == readme, "run .venv/bin/python scripts/settings_table.py"
+def test_the_configuration_page_holds_the_tables_the_model_makes() -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    assert with_table(page) == page, "run .venv/bin/python scripts/settings_table.py"
 
 
 def test_the_table_has_one_row_per_setting_with_a_meaning() -> None:
-    rows = settings_table().splitlines()[2:]
+    rows = [line for line in settings_table().splitlines() if line.startswith("| `REACTSTEP_")]
+    assert sorted(rows) == sorted(set(rows))
     assert len(rows) == len(Settings.model_fields)
     assert all(not row.endswith("|  |") for row in rows)
     assert all(field.description for field in Settings.model_fields.values())
 
 
 def test_the_markers_are_required() -> None:
-    with pytest.raises(ValueError, match="README lacks the markers"):
+    with pytest.raises(ValueError, match="the page lacks the markers"):
         with_table(f"# readme\n{BEGIN}\n")
     assert with_table(f"a\n{BEGIN}\nold\n{END}\nb") == f"a\n{BEGIN}\n{settings_table()}\n{END}\nb"
 
@@ -44,3 +55,9 @@ def test_every_variable_the_docs_name_is_a_setting() -> None:
         if name not in settings | NOT_SETTINGS
     }
     assert sorted(unknown) == []
+
+
+def test_at_most_twenty_settings_to_know_each_a_setting_once() -> None:
+    known = [name for names in TO_KNOW.values() for name in names]
+    assert len(known) == len(set(known)) <= 20
+    assert set(known) <= set(Settings.model_fields)
