@@ -16,7 +16,8 @@
     ├── ForbiddenOrigin (403, forbidden_origin)
     ├── NotFound (404, not_found)
     │   ├── UnknownProject (404, project_not_found)
-    │   └── FileNotFound (404, file_not_found)
+    │   ├── FileNotFound (404, file_not_found)
+    │   └── VersionNotFound (404, version_not_found)
     ├── Conflict (409, conflict)
     ├── PreconditionFailed (412, precondition_failed)
     ├── Overloaded (503, overloaded)
@@ -148,6 +149,10 @@ class UnknownProject(NotFound):
 
 class FileNotFound(NotFound):
     code = "file_not_found"
+
+
+class VersionNotFound(NotFound):
+    code = "version_not_found"
 
 
 class InvalidPath(ValidationFailed):

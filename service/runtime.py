@@ -79,7 +79,8 @@ class Runtime:
             factory_gap=self.settings.search_factory_gap,
         )
         object.__setattr__(self, "retrieval", retrieval)
-        object.__setattr__(self, "projects", Projects(self.store))
+        retention_s = self.settings.version_retention_days * 86400
+        object.__setattr__(self, "projects", Projects(self.store, retention_s))
         object.__setattr__(self, "loop_reads", loop_reads_of(self.store))
 
 

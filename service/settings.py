@@ -173,6 +173,9 @@ class Settings(BaseSettings):
     )
     sync_max_files: int = Field(100_000, description="Most paths one sync manifest may list (422 above).")
     sync_max_body_bytes: int = Field(16_000_000, description="Largest sync request body (413 above).")
+    version_retention_days: float = Field(
+        30.0, ge=0, description="Days a replaced file version stays readable (a path's last 100 always are)."
+    )
     max_body_bytes: int = Field(1_000_000, description="Largest request body accepted.")
     max_history_items: int = Field(200, description="Longest conversation_history accepted.")
     max_json_depth: int = Field(32, description="Deepest nesting of arrays and objects in a body.")

@@ -37,6 +37,15 @@ class WriteBusy(ToolError):
         self.path = path
 
 
+class VersionNotKept(ToolError):
+    """A version of a file whose bytes are not kept: past the retention window, or never kept."""
+
+    def __init__(self, path: str, version: int) -> None:
+        super().__init__(f"version {version} of {path} is not kept (past the retention window)")
+        self.path = path
+        self.version = version
+
+
 class ApprovalRefused(ToolError):
     """An approval token that is altered, expired or issued for another call; nothing was written."""
 

@@ -47,6 +47,7 @@ ROUTES = [
     Route("/api/projects/{project_id}/files/{path:path}", projects.delete_project_file, methods=["DELETE"]),
     Route("/api/projects/{project_id}/sync", projects.sync_project, methods=["POST"]),
     Route("/api/projects/{project_id}/changes", projects.project_changes, methods=["GET"]),
+    Route("/api/projects/{project_id}/gc", projects.collect_project_garbage, methods=["POST"]),
     Route("/api/projects/{project_id}/index", projects.index_project, methods=["POST"]),
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),

@@ -1,6 +1,7 @@
 """Thin endpoints for a project's life over HTTP: the project, its files, sync, changes, indexing."""
 
 import asyncio
+import base64
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from reactstep.service.workspace.files import Preconditions, delete_file, get_fi
 from reactstep.service.workspace.indexing import IndexRequest, run_index, start_index_job
 from reactstep.service.workspace.projects import create_project, delete_project, describe_project
 from reactstep.service.workspace.sync import SyncRequest, list_changes, run_sync
+from reactstep.service.workspace.versions import collect, read_version
 
 logger = logging.getLogger("reactstep")
 PROGRESS_EVENT_EVERY_S = 0.25
@@ -64,13 +66,32 @@ async def put_project_file(request: Request) -> JSONResponse:
 
 
 async def get_project_file(request: Request) -> Response:
-    """GET /api/projects/{project_id}/files/{path}: the raw bytes with their ETag (304 if unchanged)."""
+    """GET /api/projects/{project_id}/files/{path}: the raw bytes with their ETag (304 if unchanged);
+    with ?version=N the bytes the path held at version N."""
     project_id = _project(request)
+    version = _version_param(request, "version", default=None)
+    if version is not None:
+        return await _file_at_version(request, project_id, version)
     body = await run_in_threadpool(get_file, project_id, request.path_params["path"], _runtime(request))
     headers = {"etag": _quoted(body.etag)}
     if body.etag in _etags(request.headers.get("if-none-match")):
         return Response(status_code=304, headers=headers)
     return Response(body.data, media_type="application/octet-stream", headers=headers)
+
+
+async def _file_at_version(request: Request, project_id: str, version: int) -> Response:
+    """The bytes of one version, with their ETag and their sha256 as Repr-Digest (RFC 9530)."""
+    path = request.path_params["path"]
+    body = await run_in_threadpool(read_version, project_id, path, version, _runtime(request))
+    digest = base64.b64encode(bytes.fromhex(body.sha256)).decode()
+    headers = {"etag": _quoted(body.etag), "repr-digest": f"sha-256=:{digest}:"}
+    return Response(body.data, media_type="application/octet-stream", headers=headers)
+
+
+async def collect_project_garbage(request: Request) -> JSONResponse:
+    """POST /api/projects/{project_id}/gc: delete the kept bytes no kept version needs any more."""
+    result = await run_in_threadpool(collect, _project(request), _runtime(request))
+    return JSONResponse(result.model_dump(mode="json"))
 
 
 async def delete_project_file(request: Request) -> JSONResponse:

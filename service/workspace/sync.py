@@ -17,6 +17,7 @@ from reactstep.service.schemas import EmbeddingModelConfig, Integer, StrictModel
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
 from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.service.workspace.versions import version_url
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
@@ -68,6 +69,7 @@ class ChangeItem(BaseModel):
     path: str
     sha256: str | None
     origin: str
+    url: str | None = None  # GET it for the bytes this change wrote (None: a delete)
 
 
 class ChangesResponse(BaseModel):
@@ -127,7 +129,7 @@ def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesRespon
         )
     with translated_backend_errors():
         version, changes = runtime.projects.changes_since(project_id, since)
-    return ChangesResponse(version=version, changes=[_item(change) for change in changes])
+    return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])
 
 
 def _check_manifest(files: dict[str, str], limit: int) -> None:
@@ -163,5 +165,8 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
     return [change.path for change in store.changes]
 
 
-def _item(change: Change) -> ChangeItem:
-    return ChangeItem(version=change.version, path=change.path, sha256=change.sha256, origin=change.origin)
+def _item(project_id: str, change: Change) -> ChangeItem:
+    url = None if change.sha256 is None else version_url(project_id, change.path, change.version)
+    return ChangeItem(
+        version=change.version, path=change.path, sha256=change.sha256, origin=change.origin, url=url
+    )

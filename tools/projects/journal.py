@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactstep.tools.errors import ProjectNotFound, StaleFile
+from reactstep.tools.projects.crash_points import reached
 from reactstep.tools.projects.hashes import content_hashes, tagged_hashes
 from reactstep.tools.store.objects import ObjectStore
 
@@ -29,6 +30,7 @@ HEAD = "head.json"
 TOOL_WINDOW = 1000
 PAGE = 1000
 MAX_ATTEMPTS = 64
+RETENTION_S = 30 * 86400.0
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,14 @@ def change_name(version: int) -> str:
 
 
 class Projects:
-    """Create, read, version and delete projects in `store`; safe across threads and processes."""
+    """Create, read, version and delete projects in `store`; safe across threads and processes.
 
-    def __init__(self, store: ObjectStore) -> None:
+    `retention_s`: how long a replaced version of a file stays readable (history.py keeps more).
+    """
+
+    def __init__(self, store: ObjectStore, retention_s: float = RETENTION_S) -> None:
         self._store = store
+        self.retention_s = retention_s
 
     def create(self, project_id: str) -> bool:
         """Create the project at version 0; False when it exists already (a legacy one is adopted)."""
@@ -120,6 +126,7 @@ class Projects:
             except StaleFile:
                 self._help_forward(project_id, head.version + 1)  # another writer took it: finish its step
                 continue
+            reached("journal.entry-written")
             self._advance(project_id, change, head, etag)
             return change
         raise StaleFile(f"the journal of project {project_id!r} (too many concurrent writers; try again)")
@@ -129,6 +136,10 @@ class Projects:
         head = self.head(project_id)
         last = min(head.version, since + limit)
         return head.version, [self._change(project_id, version) for version in range(since + 1, last + 1)]
+
+    def change(self, project_id: str, version: int) -> Change:
+        """The journal entry of `version` (1 <= version <= the head's)."""
+        return self._change(project_id, version)
 
     def tool_changes_since(self, project_id: str, since: int) -> dict[str, int]:
         """Each path a tool changed after version `since`, with the last version that changed it."""

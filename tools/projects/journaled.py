@@ -5,17 +5,16 @@ JournaledStore over the real one: each put, put_if and delete that lands is reco
 project's journal, bumping its version, and kept in `changes` so the caller can re-index exactly
 those paths. Reads pass straight through.
 
-Each change holds the path's lease (leases.py) from its file write through its journal entry, so
-writes of one path from several processes are journaled in the order they reached the store. The
-file write comes first and its journal entry second; a process that dies between the two leaves
-the file changed without an entry (the next sync sees it by its hash, not by the feed).
+Each change goes through versioned.change_file: under the path's lease, its bytes are kept as a
+blob, the file is written, the change journaled and the path's history updated, so writes of one
+path from several processes are journaled in the order they reached the store and every version
+stays readable. A writer that dies part way is finished by the next one (recovery.py).
 """
 
-import hashlib
 from collections.abc import Iterator
 
 from reactstep.tools.projects.journal import Change, Projects
-from reactstep.tools.projects.leases import holding
+from reactstep.tools.projects.versioned import change_file
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore, file_path
 
 
@@ -36,27 +35,22 @@ class JournaledStore:
         return self._base.head(project_id, path)
 
     def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
-        clean = file_path(path)
-        with holding(self._base, project_id, clean):
-            info = self._base.put(project_id, clean, data)
-            self._record(project_id, info.path, hashlib.sha256(data).hexdigest())
-        return info
+        info, change = change_file(
+            self._base, self._projects, project_id, file_path(path), data, self._origin
+        )
+        return self._recorded(info, change)
 
     def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
         clean = file_path(path)
-        with holding(self._base, project_id, clean):
-            info = self._base.put_if(project_id, clean, data, expected_etag)
-            self._record(project_id, info.path, hashlib.sha256(data).hexdigest())
-        return info
+        info, change = change_file(
+            self._base, self._projects, project_id, clean, data, self._origin, expected_etag
+        )
+        return self._recorded(info, change)
 
     def delete(self, project_id: str, path: str) -> None:
-        clean = file_path(path)
-        with holding(self._base, project_id, clean):
-            if self._base.head(project_id, clean) is None:
-                self._base.delete(project_id, clean)  # nothing to journal; the store still checks the path
-                return
-            self._base.delete(project_id, clean)
-            self._record(project_id, clean, None)
+        _, change = change_file(self._base, self._projects, project_id, file_path(path), None, self._origin)
+        if change is not None:
+            self.changes.append(change)
 
     def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
         return self._base.list(project_id, prefix)
@@ -82,5 +76,7 @@ class JournaledStore:
     def delete_project(self, project_id: str) -> None:
         self._base.delete_project(project_id)
 
-    def _record(self, project_id: str, path: str, sha256: str | None) -> None:
-        self.changes.append(self._projects.record(project_id, path, sha256, self._origin))
+    def _recorded(self, info: ObjectInfo | None, change: Change | None) -> ObjectInfo:
+        assert info is not None and change is not None  # a put always writes and journals
+        self.changes.append(change)
+        return info
