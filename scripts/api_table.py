@@ -22,7 +22,7 @@ def endpoints_table(contract: dict[str, Any]) -> str:
             if method not in METHODS:
                 continue
             keyed = bool(operation["security"]) if "security" in operation else keyed_by_default
-            statuses = ", ".join(str(status) for status in operation.get("responses", {}))
+            statuses = ", ".join(sorted(str(status) for status in operation.get("responses", {})))
             summary = operation.get("summary", "").replace("|", "\\|")
             rows.append(
                 f"| `{method.upper()} {path}` | {summary} | {'yes' if keyed else 'no'} | {statuses} |"
