@@ -229,7 +229,7 @@ def _quantize(graph: Path) -> None:
     Activations are quantised at run time, one scale per tensor. Each layer's feed-forward output
     projection reads GELU's outputs, whose long positive tail one scale serves worst: kept in fp32,
     the vectors' distance to fp32's halves (cosine 0.9971 against 0.9939 on 300 real chunks, ~5%
-    slower) and code_search's MRR@10 matches fp32's on every bench figure (README, Search quality).
+    slower) and code_search's MRR@10 matches fp32's on every bench figure (docs/search.md).
     """
     import onnx
     from onnx import TensorProto
