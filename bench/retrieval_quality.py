@@ -14,7 +14,7 @@ nothing), then ask every query two ways:
                 no other function of the package has it: what the name boosts are for
 
 The product answers through POST /api/agent/execute_action code_search (configs: `product` is the
-shipped settings, `prod-lex`/`prod-den` one leg alone, `prod-nofact` without the factories' placement).
+shipped settings, `prod-lex`/`prod-den` one leg alone).
 The baselines (bench/baselines.py) rank the chunks the product's chunker cuts from the same copy; their
 dense vectors are stock all-MiniLM-L6-v2's
 (`--baseline-models`, fp32 and int8 by default: "best baseline" is the best of every baseline run on
@@ -58,7 +58,6 @@ PRODUCT_CONFIGS = {
     "product": {},
     "prod-lex": {"search_mode": "lexical"},
     "prod-den": {"search_mode": "dense"},
-    "prod-nofact": {"search_factory_gap": 0.0},  # the product without its factories' placement
 }
 DEFAULT_PACKAGES = list(RELEASES)
 # Stock all-MiniLM-L6-v2, as shipped and as the int8 recipe quantises it: the baseline's dense leg.
@@ -141,10 +140,9 @@ def evaluate(package: str, work: Path, args: argparse.Namespace) -> None:
         for name, ranks in by_ranker.items():
             margin = f"  (vs best baseline {mrr(ranks) - best:+.3f})" if name in PRODUCT_CONFIGS else ""
             print(f"  {label:<10} {name:<8} {report(ranks)}{margin}")
-        for other in ("prod-den", "prod-nofact"):
-            if "product" in by_ranker and other in by_ranker:
-                helped, hurt = changed(by_ranker["product"], by_ranker[other])
-                print(f"  {label:<10} product against {other}: {helped} queries ranked better, {hurt} worse")
+        if "product" in by_ranker and "prod-den" in by_ranker:
+            helped, hurt = changed(by_ranker["product"], by_ranker["prod-den"])
+            print(f"  {label:<10} product against prod-den: {helped} queries ranked better, {hurt} worse")
 
 
 def questions_of(queries: list[Query]) -> list[Query]:

@@ -76,7 +76,6 @@ class Runtime:
             dense_weight=self.settings.search_dense_weight,
             lexical_weight=self.settings.search_lexical_weight,
             name_weight=self.settings.search_name_weight,
-            factory_gap=self.settings.search_factory_gap,
         )
         object.__setattr__(self, "retrieval", retrieval)
         retention_s = self.settings.version_retention_days * 86400

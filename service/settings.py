@@ -143,11 +143,6 @@ class Settings(BaseSettings):
     search_name_weight: float = Field(
         0.5, description="Weight of the symbol-name ranking in the fused score (hybrid mode; 0 turns it off)."
     )
-    search_factory_gap: float = Field(
-        0.05,
-        ge=0,
-        description="How far from its class's best hit a factory lands in code_search's ranking (0: off).",
-    )
     code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
     code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
     index_max_file_bytes: int = Field(1_000_000, description="Larger files are not indexed.")

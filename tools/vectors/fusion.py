@@ -31,8 +31,6 @@ class RetrievalConfig:
     code_name_boost: float = 0.1  # added for a chunk defining a name written as code in the query
     plain_name_boost: float = 0.1  # added for a chunk defining a plain word of the query
     name_overlap_boost: float = 0.2  # times the share of the chunk's symbol name the query's words hold
-    # How far from its class's best hit a factory lands (factories.py); 0: off. 0.01-0.1 rank alike.
-    factory_gap: float = 0.05
 
 
 def fuse(rankings: Sequence[tuple[float, Sequence[VectorHit]]]) -> list[tuple[float, VectorHit]]:

@@ -4,7 +4,6 @@
                      └─► nearest name vectors  ─┤  (search_rankings)
           ├─► encode ─► BM25 on word vectors ───┴─► weighted fusion ──┐  (fusion.py)
           └─► names the query mentions (names.py) ─────────────┴─► + boost of chunks defining one
-                                   ──► a class's factories moved next to its best hit (factories.py)
                                                   ──► merge overlapping hits of one file ──► top N
 The fusion, its weights and the boosts come from bench/retrieval_quality.py, never tuned per query.
 When the embedder knows its dimension without a call (a local model), the query is embedded on another
@@ -20,7 +19,6 @@ from typing import Any
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.factories import place_factories
 from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions, fuse, fuse_ranks
 from reactstep.tools.vectors.local_models import vectors_revision
 from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query
@@ -151,8 +149,7 @@ class CodeIndex:
         if len(rankings) == 1:
             return [(hit.score, hit) for hit in rankings[0][1]]
         fused = fuse(rankings) if self.config.fusion == "score" else fuse_ranks(rankings)
-        boosted = boost_definitions(fused, query, self.config)
-        return place_factories(boosted, query, self.config.factory_gap)
+        return boost_definitions(fused, query, self.config)
 
     def _searched(
         self, collection: str, wanted: list[tuple[float, Ranking]], where: SearchFilter, candidates: int
