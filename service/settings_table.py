@@ -20,7 +20,7 @@ END = "<!-- end of the settings table -->"
 TO_KNOW: dict[str, list[str]] = {
     "The model": ["llm_model", "llm_api_base", "llm_api_key"],
     "Serving": ["host", "port", "data_dir"],
-    "Keys": ["api_keys", "approval_secret", "client_api_key"],
+    "Keys": ["api_keys", "approval_secret"],
     "Storage": [
         "storage_backend",
         "s3_bucket",
@@ -29,7 +29,7 @@ TO_KNOW: dict[str, list[str]] = {
         "s3_secret_access_key",
     ],
     "Vectors and embeddings": ["vector_backend", "qdrant_url", "qdrant_api_key", "embedding_model"],
-    "Limits and browsers": ["file_max_bytes", "cors_origins"],
+    "Limits, logs and browsers": ["file_max_bytes", "log_level", "cors_origins"],
 }
 HEADER = ["| variable | default | meaning |", "|---|---|---|"]
 
