@@ -4,6 +4,8 @@
     ├── BadRequest (400, bad_request)
     │   ├── InvalidJSON (400, invalid_json)
     │   ├── JSONTooDeep (400, json_too_deep)
+    │   ├── InvalidDigest (400, invalid_digest)
+    │   ├── DigestMismatch (400, digest_mismatch)
     │   ├── ValidationFailed (422, validation_failed)
     │   │   ├── HistoryTooLong (422, history_too_long)
     │   │   ├── MaxTokensTooLarge (422, max_tokens_too_large)
@@ -110,6 +112,18 @@ class JSONTooDeep(BadRequest):
     code = "json_too_deep"
 
 
+class InvalidDigest(BadRequest):
+    """A Content-Digest header that is not an RFC 9530 dictionary of byte sequences."""
+
+    code = "invalid_digest"
+
+
+class DigestMismatch(BadRequest):
+    """The body's digest is not the one its Content-Digest header announced; nothing was stored."""
+
+    code = "digest_mismatch"
+
+
 class HistoryTooLong(ValidationFailed):
     code = "history_too_long"
 
@@ -171,6 +185,14 @@ class PreconditionFailed(ServiceError):
 
     status = 412
     code = "precondition_failed"
+
+    def __init__(self, message: str, *, etag: str | None = None, details: Any = None) -> None:
+        super().__init__(message, details=details)
+        self.etag = etag  # the file's current ETag (None: it does not exist)
+
+    def headers(self) -> dict[str, str]:
+        """The file's current ETag, so a client need not parse the message to find it."""
+        return {} if self.etag is None else {"etag": f'"{self.etag}"'}
 
 
 class UpstreamError(ServiceError):

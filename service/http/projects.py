@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from reactstep.service.errors import ServiceError, ValidationFailed, error_body
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
+from reactstep.service.http.content_digest import parse_content_digest
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
@@ -59,7 +60,7 @@ async def put_project_file(request: Request) -> JSONResponse:
     """PUT /api/projects/{project_id}/files/{path}: the raw body becomes the file, or nothing does."""
     project_id = _project(request)
     runtime = _runtime(request)
-    when = _preconditions(request)
+    when = _preconditions(request, with_body=True)
     data = await read_limited(request, runtime.settings.file_max_bytes)
     stored = await run_in_threadpool(put_file, project_id, request.path_params["path"], data, when, runtime)
     return JSONResponse(stored.model_dump(mode="json"), headers={"etag": _quoted(stored.etag)})
@@ -172,13 +173,16 @@ async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -
             task.cancel()  # the run itself finishes in its thread; only the waiting stops
 
 
-def _preconditions(request: Request) -> Preconditions:
-    """If-Match / If-None-Match headers and the base_version query parameter."""
+def _preconditions(request: Request, *, with_body: bool = False) -> Preconditions:
+    """If-Match / If-None-Match headers, the base_version query parameter and, for a request with
+    a body, its Content-Digest header."""
     if_match = request.headers.get("if-match")
+    digest = request.headers.get("content-digest") if with_body else None
     return Preconditions(
         if_match=None if if_match is None else frozenset(_etags(if_match)),
         if_none_match="*" if request.headers.get("if-none-match", "").strip() == "*" else None,
         base_version=_version_param(request, "base_version", default=None),
+        digests=parse_content_digest(digest),
     )
 
 

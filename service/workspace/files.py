@@ -3,18 +3,29 @@
 Every change goes through a JournaledStore, so it bumps the project's version and appears in its
 change feed with origin "sync". The index is not touched here: the project reads `stale` until
 POST .../index (or a sync with "index": true) brings it back to `ready`.
+
+Checked before a change, in this order, and nothing is stored when one fails:
+    Content-Digest not the body's             ──► 400 digest_mismatch
+    base_version ahead of the project         ──► 409 conflict (it was deleted and created again)
+    If-None-Match: * / If-Match do not hold   ──► 412 precondition_failed, naming the current ETag
+    a tool's change after base_version that
+    the path still holds (conflicts.py)       ──► 409 conflict, unless If-Match names the path's
+                                                  current ETag (If-None-Match: * over a tool's
+                                                  delete): the client overrides it on purpose
 """
 
+import base64
 import hashlib
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from reactstep.service.errors import Conflict, FileNotFound, PreconditionFailed
+from reactstep.service.errors import Conflict, DigestMismatch, FileNotFound, PreconditionFailed
 from reactstep.service.runtime import Runtime
+from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project, valid_path
-from reactstep.tools.errors import StaleFile, WriteBusy
+from reactstep.tools.errors import StaleFile, ToolError, WriteBusy
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.objects import ObjectInfo, file_path
 
@@ -29,6 +40,7 @@ class Preconditions:
     if_match: frozenset[str] | None = None  # ETags the file must have ("*": any; it must exist)
     if_none_match: str | None = None  # "*": the file must not exist yet
     base_version: int | None = None  # the client's last sync: refuse to overwrite a tool's later write
+    digests: tuple[tuple[str, bytes], ...] = ()  # (hashlib name, digest) the body must have
 
 
 class StoredFile(BaseModel):
@@ -56,6 +68,8 @@ def put_file(
     """Store `data` at the path; identical bytes change nothing and keep the version."""
     head = require_project(project_id, runtime)
     path = _file_path(raw_path)
+    _check_digests(path, data, when.digests)
+    refuse_ahead("base_version", when.base_version, project_id, head.version)
     digest = hashlib.sha256(data).hexdigest()
     store = JournaledStore(runtime.store, runtime.projects, "sync")
     with translated_backend_errors():
@@ -102,8 +116,9 @@ def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
 
 def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Runtime) -> StoredFile:
     """Delete the file, or 404 file_not_found when there is none."""
-    require_project(project_id, runtime)
+    head = require_project(project_id, runtime)
     path = _file_path(raw_path)
+    refuse_ahead("base_version", when.base_version, project_id, head.version)
     with translated_backend_errors():
         current = _existing(project_id, path, runtime)
         _check(path, current, when, project_id, runtime)
@@ -130,20 +145,59 @@ def _existing(project_id: str, path: str, runtime: Runtime) -> ObjectInfo:
     return info
 
 
+def _check_digests(path: str, data: bytes, digests: tuple[tuple[str, bytes], ...]) -> None:
+    """400 digest_mismatch when the body is not what its Content-Digest announced."""
+    for name, expected in digests:
+        actual = hashlib.new(name, data).digest()
+        if actual != expected:
+            label = name.replace("sha", "sha-")
+            raise DigestMismatch(
+                f"{path}: the body's {label} is :{base64.b64encode(actual).decode()}:, not the "
+                f":{base64.b64encode(expected).decode()}: its Content-Digest announced; nothing was stored"
+            )
+
+
 def _check(
     path: str, current: ObjectInfo | None, when: Preconditions, project_id: str, runtime: Runtime
 ) -> None:
-    """412 when an If-Match / If-None-Match does not hold; 409 when a tool wrote it since base_version."""
+    """412 when an If-Match / If-None-Match does not hold; 409 over a tool's change not seen."""
     etag = current.etag if current is not None else None
     if when.if_none_match == ANY and etag is not None:
-        raise PreconditionFailed(f"{path} already exists (If-None-Match: *); nothing was written")
+        raise PreconditionFailed(
+            f"{path} already exists (If-None-Match: *; its ETag is {etag}); nothing was written", etag=etag
+        )
     if when.if_match is not None and (etag is None or not {ANY, etag} & when.if_match):
         held = f"its ETag is {etag}" if etag is not None else "it does not exist"
-        raise PreconditionFailed(f"{path} does not match If-Match ({held}); nothing was changed")
-    if when.base_version is not None:
-        written = runtime.projects.tool_changes_since(project_id, when.base_version)
-        if path in written:
-            raise Conflict(
-                f"{path} was changed by a tool at version {written[path]}, after your base_version "
-                f"{when.base_version}; fetch it (GET .../changes?since={when.base_version}) first"
-            )
+        raise PreconditionFailed(f"{path} does not match If-Match ({held}); nothing was changed", etag=etag)
+    overrides = etag in (when.if_match or ()) if etag is not None else when.if_none_match == ANY
+    if when.base_version is not None and not overrides:
+        _refuse_unseen_tool_change(path, current, when.base_version, project_id, runtime)
+
+
+def _refuse_unseen_tool_change(
+    path: str, current: ObjectInfo | None, base_version: int, project_id: str, runtime: Runtime
+) -> None:
+    """409 while the path holds a tool's change made after base_version (see conflicts.py)."""
+    written = runtime.projects.tool_changes_since(project_id, base_version)
+    if path not in written:
+        return
+    now = _sha256_now(project_id, path, current, runtime)
+    if unseen_tool_changes(project_id, {path: written[path]}, {path: now}, runtime):
+        etag = current.etag if current is not None else None
+        override = f'If-Match: "{etag}"' if etag is not None else "If-None-Match: *"
+        raise Conflict(
+            f"{path} was changed by a tool at version {written[path]}, after your base_version "
+            f"{base_version}; fetch it (GET .../files/{path}) and merge, or send {override} to "
+            "replace it on purpose; nothing was changed",
+            details={"path": path, "version": written[path], "etag": etag, "sha256": now},
+        )
+
+
+def _sha256_now(project_id: str, path: str, current: ObjectInfo | None, runtime: Runtime) -> str | None:
+    """The sha256 of the file's bytes (None: it does not exist, or no longer does)."""
+    if current is None:
+        return None
+    try:
+        return hashlib.sha256(runtime.store.get(project_id, path)).hexdigest()
+    except ToolError:
+        return None  # deleted since its HEAD: the conditional write that follows fails and says so

@@ -3,8 +3,14 @@
 client manifest {path: sha256} ──► compared with the server's hashes of its files
     differs or missing on the server          ──► upload   (the client PUTs them, If-Match: etags[path])
     on the server, not in the manifest        ──► delete   (applied only with "apply_deletes": true)
-    a tool changed it after base_version and
-    the client's bytes are not the tool's     ──► conflict (neither: fetch it from the change feed first)
+    a tool changed it after base_version, it
+    still holds the tool's bytes, and the
+    client's bytes are not those              ──► conflict (neither: fetch it, or override it on purpose
+                                                  with If-Match: its etag; see conflicts.py)
+
+`version` is the client's next base_version: `head_version` when nothing conflicts, else one before
+the earliest conflict, so that following the answer keeps reporting each conflict until it is
+resolved, and never turns it into an upload.
 """
 
 from typing import Annotated
@@ -14,6 +20,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from reactstep.service.errors import Conflict, ValidationFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import EmbeddingModelConfig, Integer, StrictModel, UserApiKeys
+from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
 from reactstep.service.workspace.projects import require_project, valid_path
@@ -38,22 +45,29 @@ class SyncRequest(StrictModel):
 
 
 class SyncConflict(BaseModel):
-    """A path a tool changed after the client's base_version, where the client holds other bytes."""
+    """A tool's change after the client's base_version that the path still holds, where the client
+    holds other bytes: what a plugin needs to merge, and the ETag that overrides it on purpose."""
 
     path: str
-    version: int
+    version: int  # the tool's change
+    sha256: str | None  # the server's bytes now (None: the tool deleted the path)
+    etag: str | None  # their ETag: If-Match for a deliberate override (None: If-None-Match: *)
+    base_sha256: str | None = None  # the path's bytes at the client's base_version, when known
 
 
 class SyncResponse(BaseModel):
     """What the client must upload, what the server would delete (or did), and what to fetch first.
 
-    `version` is the project's version the plan was made at, read before the files and the tool
-    changes: every tool write up to it was compared with the manifest, so it is the client's next
-    base_version (a write after it, even one racing this sync, is a conflict next time; this sync's
-    own deletes come after it as changes of origin "sync").
+    `head_version` is the project's version the plan was made at, read before the files and the
+    tool changes. `version` is the client's next base_version: head_version when nothing
+    conflicts (every tool write up to it was compared with the manifest; a write after it, even
+    one racing this sync, is a conflict next time; this sync's own deletes come after it as
+    changes of origin "sync"), else one before the earliest conflict's version, so that the next
+    sync reports the same conflicts until the client fetches or overrides them.
     """
 
     version: int
+    head_version: int
     upload: list[str]
     etags: dict[str, str | None]  # per upload path: If-Match for the PUT (None: If-None-Match: *)
     delete: list[str]
@@ -84,18 +98,16 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
     _check_manifest(request.files, runtime.settings.sync_max_files)
     head = require_project(project_id, runtime)
     base = request.base_version
-    if base is not None and base > head.version:
-        raise Conflict(
-            f"base_version {base} is ahead of project {project_id!r} (version {head.version}); it was "
-            "deleted and created again, so sync with base_version null"
-        )
+    refuse_ahead("base_version", base, project_id, head.version)
     with translated_backend_errors():
         listed = runtime.projects.tagged_hashes(project_id)
         server = {path: digest for path, (_, digest) in listed.items()}
         written = runtime.projects.tool_changes_since(project_id, base or 0)
         ours = request.files
-        conflicts = sorted(path for path in written if ours.get(path) != server.get(path))
-        held = set(conflicts)
+        differ = {path: version for path, version in written.items() if ours.get(path) != server.get(path)}
+        unseen = unseen_tool_changes(project_id, differ, {path: server.get(path) for path in differ}, runtime)
+        conflicts = [_conflict(path, unseen[path], listed) for path in sorted(unseen)]
+        held = set(unseen)
         upload = sorted(
             path for path, digest in ours.items() if server.get(path) != digest and path not in held
         )
@@ -109,12 +121,13 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
         )
         index = run_index(project_id, index_request, runtime)
     return SyncResponse(
-        version=head.version,
+        version=min([head.version, *(conflict.version - 1 for conflict in conflicts)]),
+        head_version=head.version,
         upload=upload,
         etags=etags,
         delete=[] if request.apply_deletes else delete,
         deleted=deleted,
-        conflicts=[SyncConflict(path=path, version=written[path]) for path in conflicts],
+        conflicts=conflicts,
         index=index,
     )
 
@@ -122,11 +135,7 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
 def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesResponse:
     """Every change after version `since`, oldest first."""
     head = require_project(project_id, runtime)
-    if since > head.version:
-        raise Conflict(
-            f"since={since} is ahead of project {project_id!r} (version {head.version}); it was deleted "
-            "and created again, so sync from scratch"
-        )
+    refuse_ahead("since", since, project_id, head.version)
     with translated_backend_errors():
         version, changes = runtime.projects.changes_since(project_id, since)
     return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])
@@ -163,6 +172,12 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
             raise Conflict(f"{exc}; {done} of {len(delete)} deletes were made; sync again") from exc
     # Only what this sync removed: a path another writer deleted meanwhile is not reported twice.
     return [change.path for change in store.changes]
+
+
+def _conflict(path: str, version: int, listed: dict[str, tuple[str, str]]) -> SyncConflict:
+    """The conflict entry of a path, with the server's bytes as the listing found them."""
+    etag, digest = listed.get(path, (None, None))
+    return SyncConflict(path=path, version=version, sha256=digest, etag=etag)
 
 
 def _item(project_id: str, change: Change) -> ChangeItem:

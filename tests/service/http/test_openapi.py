@@ -1146,6 +1146,17 @@ CALLS: dict[str, Call] = {
     "file put if-match failed": Call(
         "PUT", FILE, 412, content=b"x", headers={"if-match": '"0123"'}, code="precondition_failed"
     ),
+    "file put digest mismatch": Call(
+        "PUT",
+        FILE,
+        400,
+        content=b"x",
+        headers={"content-digest": "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"},
+        code="digest_mismatch",
+    ),
+    "file put malformed digest": Call(
+        "PUT", FILE, 400, content=b"x", headers={"content-digest": "sha-256=abc"}, code="invalid_digest"
+    ),
     "file put too large": Call(
         "PUT", FILE, 413, content=b"x" * 11, settings={"file_max_bytes": 10}, code="payload_too_large"
     ),

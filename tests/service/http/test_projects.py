@@ -149,6 +149,7 @@ def test_sync_lists_what_to_upload_and_deletes_only_when_told(client: TestClient
     plan = client.post(f"{P}/web/sync", json={"files": manifest, "base_version": 3})
     assert plan.json() == {
         "version": 3,
+        "head_version": 3,
         "upload": ["added.py", "edited.py"],
         "etags": {"added.py": None, "edited.py": md5(b"old\n")},
         "delete": ["extra.py"],
@@ -233,7 +234,12 @@ def test_an_approved_write_is_journaled_as_a_tool_change_and_conflicts_with_a_st
     }
     stale = {"files": {"v.py": sha(b"VERSION = '1.0'\n")}, "base_version": 1}
     plan = client.post(f"{P}/web/sync", json=stale).json()
-    assert (plan["upload"], plan["conflicts"]) == ([], [{"path": "v.py", "version": 2}])
+    server = {"sha256": sha(b"VERSION = '2.0'\n"), "etag": md5(b"VERSION = '2.0'\n")}
+    assert (plan["upload"], plan["conflicts"]) == (
+        [],
+        [{"path": "v.py", "version": 2, **server, "base_sha256": None}],
+    )
+    assert (plan["version"], plan["head_version"]) == (1, 2)  # the next base keeps the conflict in view
     refused = client.put(f"{P}/web/files/v.py?base_version=1", content=b"VERSION = '1.0'\n")
     assert error(refused) == (409, "conflict")
     fetched = {"files": {"v.py": sha(b"VERSION = '2.0'\n")}, "base_version": 1}
