@@ -23,7 +23,6 @@ def s3_config(settings: Settings) -> S3Config:
         secret_access_key=settings.s3_secret_access_key,
         timeout_s=settings.s3_timeout_s,
         max_attempts=settings.s3_max_attempts,
-        direct_reads=settings.s3_direct_reads,
     )
 
 

@@ -3,7 +3,6 @@
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from reactstep.service.backends import open_store, open_vector_store
 from reactstep.service.llm.gateway import LiteLLMGateway
@@ -14,15 +13,11 @@ from reactstep.service.settings import Settings
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.registry import ToolLimits, ToolRegistry
-from reactstep.tools.store.factory import loop_reads_of
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.vectors.embeddings import MODEL_NAME, Embedder, LocalEmbedder
 from reactstep.tools.vectors.fusion import RetrievalConfig
 from reactstep.tools.vectors.store import VectorStore
 from reactstep.tools.writes.approval import Approvals, open_approvals
-
-if TYPE_CHECKING:
-    from reactstep.tools.store.s3_loop import LoopReads
 
 
 class OnDemand:
@@ -65,7 +60,6 @@ class Runtime:
     approvals: Approvals = field(init=False)
     retrieval: RetrievalConfig = field(init=False)
     projects: Projects = field(init=False)
-    loop_reads: "LoopReads | None" = field(init=False)  # the store's file reads on the event loop
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", tool_limits(self.settings))
@@ -80,7 +74,6 @@ class Runtime:
         object.__setattr__(self, "retrieval", retrieval)
         retention_s = self.settings.version_retention_days * 86400
         object.__setattr__(self, "projects", Projects(self.store, retention_s))
-        object.__setattr__(self, "loop_reads", loop_reads_of(self.store))
 
 
 def tool_limits(settings: Settings) -> ToolLimits:

@@ -97,12 +97,6 @@ class Settings(BaseSettings):
     s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key.")
     s3_timeout_s: float = Field(10.0, description="Connect and read timeout for S3 calls.")
     s3_max_attempts: int = Field(3, description="Attempts per S3 call, retries included (botocore).")
-    s3_direct_reads: bool = Field(
-        True,
-        description="Read objects of a custom endpoint in one signed GET (botocore's signer) rather than "
-        "through the full client, a read_file's awaited on the event loop; errors and retries stay "
-        "botocore's. false: every call goes through boto3 on a worker thread.",
-    )
 
     vector_backend: Literal["embedded", "qdrant"] = Field(
         "embedded", description="Qdrant's engine in-process (embedded) or a Qdrant server by URL."

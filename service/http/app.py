@@ -75,13 +75,9 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if runtime.loop_reads is not None:
-            await runtime.loop_reads.start()  # its HTTP session belongs to the serving loop
         try:
             yield
         finally:
-            if runtime.loop_reads is not None:
-                await runtime.loop_reads.stop()
             runtime.vectors.close()  # releases an embedded store's lock for the next process
 
     app = Starlette(

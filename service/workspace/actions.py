@@ -21,7 +21,6 @@ from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.registry import Observation, ToolContext
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.store.one_file import NotRead, OneFile
 from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
 from reactstep.tools.writes.approval import PendingApproval
 
@@ -32,11 +31,8 @@ def runs_on_loop(request: ExecuteActionRequest, runtime: Runtime) -> bool:
     return spec is not None and spec.reads_one_file and runtime.store.local
 
 
-def run_execute_action(
-    request: ExecuteActionRequest, runtime: Runtime, base: ObjectStore | None = None
-) -> ExecuteActionResponse:
-    """Execute the named tool; tool failures come back as error observations. `base` is the store
-    to use instead of runtime.store (the one s3_loop.LoopReads hands on).
+def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> ExecuteActionResponse:
+    """Execute the named tool; tool failures come back as error observations.
 
     A missing project is 404 project_not_found, never a tool's answer. A tool that reads one file
     shows the project exists by succeeding, so its project head is read only when it fails: one
@@ -46,7 +42,7 @@ def run_execute_action(
     spec = runtime.registry.get(request.tool_name)
     with translated_backend_errors():
         head = None if spec and spec.reads_one_file else require_project(request.project_id, runtime)
-        store = JournaledStore(base or runtime.store, runtime.projects, "tool")
+        store = JournaledStore(runtime.store, runtime.projects, "tool")
         context = tool_context(request, runtime, store)
         observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
         if head is None and observation.is_error:
@@ -55,22 +51,6 @@ def run_execute_action(
         store.changes and head is not None and head.indexed_at is not None
     ):  # never indexed: code_search says so
         observation = _reindexed(request, runtime, store.changes, observation)
-    return _answer(request, runtime, observation, started)
-
-
-def run_over_bytes(
-    request: ExecuteActionRequest, runtime: Runtime, path: str, data: bytes, started: float
-) -> ExecuteActionResponse | None:
-    """A one-file tool's call over its file's bytes, read from `path` since `started`; None when the
-    tool asked the store for anything else or answered with an error (the full run answers those,
-    the project's existence checked)."""
-    context = tool_context(request, runtime, OneFile(request.project_id, path, data))
-    try:
-        observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
-    except NotRead:
-        return None
-    if observation.is_error:
-        return None
     return _answer(request, runtime, observation, started)
 
 

@@ -2,14 +2,11 @@
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.store.s3_clients import S3Config
-
-if TYPE_CHECKING:
-    from reactstep.tools.store.s3_loop import LoopReads
 
 
 @dataclass(frozen=True)
@@ -28,10 +25,3 @@ def open_store(config: StoreConfig) -> ObjectStore:
 
         return make_s3_store(config.s3)
     return LocalStore(config.root)
-
-
-def loop_reads_of(store: ObjectStore) -> "LoopReads | None":
-    """The store's file reads awaited on the event loop, where its back-end has them (S3 on a
-    custom endpoint, s3_loop.py); None for every other store."""
-    reads: LoopReads | None = getattr(store, "loop_reads", None)
-    return reads

@@ -1,8 +1,8 @@
 """The S3 / Cloudflare R2 back-end of the object store: the store, over the clients of s3_clients.py.
 
 Reads (of project files and index files) on a custom endpoint go through s3_get.ObjectReader, one
-signed GET each (a file read the service awaits on its event loop through s3_loop.LoopReads);
-everything else through the boto3 client.
+signed GET each; everything else through the boto3 client. Every call runs on the caller's thread
+(the service's worker threads).
 
 Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
 outside every project's keys. botocore errors are translated by s3_errors.py and nowhere else: a
@@ -15,8 +15,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
-
-from botocore.exceptions import BotoCoreError, ClientError
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.store.objects import (
@@ -31,7 +29,6 @@ from reactstep.tools.store.paths import normalize_path
 from reactstep.tools.store.s3_clients import S3Config, s3_client, s3_session
 from reactstep.tools.store.s3_errors import s3_errors, stale_on_conflict
 from reactstep.tools.store.s3_get import ObjectReader, open_http
-from reactstep.tools.store.s3_loop import LoopReads
 
 
 class S3Store:
@@ -44,26 +41,6 @@ class S3Store:
         self._prefix = prefix.strip("/")
         self._client = client  # a boto3 S3 client; thread-safe, so one per process
         self._reader = reader  # the reads' hot path (make_s3_store sets it for a custom endpoint)
-        self.loop_reads: LoopReads | None = None  # file reads on the event loop (make_s3_store)
-
-    @property
-    def bucket(self) -> str:
-        """The bucket's name."""
-        return self._bucket
-
-    def file_key(self, project_id: str, path: str) -> str | None:
-        """The key get() reads for the path, or None where get() answers without a request."""
-        try:
-            clean = normalize_path(path)
-            return self._key(project_id, clean) if clean else None
-        except ToolError:
-            return None
-
-    def spent(self, key: str, failure: BotoCoreError | ClientError | None) -> "S3Store":
-        """This store for a call whose direct GET of `key` was made on the event loop (s3_loop.py)
-        and gave no bytes but `failure`; see ObjectReader.spent."""
-        assert self._reader is not None  # LoopReads exists only beside a reader
-        return S3Store(self._bucket, self._prefix, self._client, self._reader.spent(key, failure))
 
     def get(self, project_id: str, path: str) -> bytes:
         """The object's bytes."""
@@ -237,7 +214,7 @@ def make_s3_store(config: S3Config) -> S3Store:
     session, ca_bundle = s3_session(config)
     client = s3_client(session, config)
     credentials = session.get_credentials()
-    if not config.direct_reads or config.endpoint_url is None or credentials is None:
+    if config.endpoint_url is None or credentials is None:
         # AWS's own endpoints are virtual-hosted per region: botocore resolves them. No credentials:
         # botocore names the failure.
         return S3Store(config.bucket, config.prefix, client)
@@ -247,6 +224,4 @@ def make_s3_store(config: S3Config) -> S3Store:
     reader = ObjectReader(
         config.endpoint_url, config.region, credentials, http, full_client, retry=config.max_attempts > 1
     )
-    store = S3Store(config.bucket, config.prefix, client, reader)
-    store.loop_reads = LoopReads(store, reader, config.endpoint_url, config.timeout_s, ca_bundle)
-    return store
+    return S3Store(config.bucket, config.prefix, client, reader)

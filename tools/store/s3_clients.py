@@ -24,7 +24,6 @@ class S3Config:
     secret_access_key: SecretStr | None = None
     timeout_s: float = 10.0
     max_attempts: int = 3
-    direct_reads: bool = True  # reads of a custom endpoint in one signed GET (s3_get.py)
 
 
 def _secret(value: SecretStr | None) -> str | None:

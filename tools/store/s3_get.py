@@ -14,8 +14,6 @@ before. The direct GET is the first of the configured attempts: after a transpor
 client, built with one attempt fewer, makes the rest. Part of the S3 back-end; s3.py builds it.
 """
 
-import copy
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.auth import S3SigV4Auth
@@ -28,7 +26,7 @@ from botocore.utils import get_environ_proxies, percent_encode
 _NO_SUCH_KEY = b"<Code>NoSuchKey</Code>"
 
 
-def refusal(status: int, body: bytes) -> ClientError | None:
+def _refusal(status: int, body: bytes) -> ClientError | None:
     """A reply other than a 200: a 404 NoSuchKey as botocore's named miss, else None (the full
     client asks again and names it)."""
     if status == 404 and _NO_SUCH_KEY in body:
@@ -45,15 +43,6 @@ def open_http(endpoint_url: str, timeout_s: float, ca_bundle: str | None) -> URL
         proxies=get_environ_proxies(endpoint_url),
         verify=ca_bundle or True,
     )
-
-
-@dataclass(frozen=True)
-class Spent:
-    """A direct GET of `key` already made for the call, and what it gave instead of the bytes: a
-    transport failure, the named miss (NoSuchKey), or None for another reply the full client names."""
-
-    key: str
-    failure: BotoCoreError | ClientError | None
 
 
 class ObjectReader:
@@ -74,33 +63,23 @@ class ObjectReader:
         self._http = http
         self._full_client = full_client  # a boto3 S3 client with the attempts the direct GET leaves
         self._retry = retry  # whether attempts are left after a failed direct GET
-        self._spent: Spent | None = None  # set on a copy by spent()
 
     def signed(self, bucket: str, key: str) -> AWSPreparedRequest:
-        """The GET get_object sends for the key on this endpoint, signed (s3_loop.py sends it too)."""
+        """The GET get_object sends for the key on this endpoint, signed."""
         request = AWSRequest(method="GET", url=f"{self._base}/{bucket}/{percent_encode(key, safe='/~')}")
         S3SigV4Auth(self._credentials.get_frozen_credentials(), "s3", self._region).add_auth(request)
         return request.prepare()
 
-    def spent(self, key: str, failure: BotoCoreError | ClientError | None) -> "ObjectReader":
-        """This reader for a call whose direct GET of `key` was already made (on the event loop,
-        s3_loop.py): a read of that key goes on as after it; other keys are read as usual."""
-        reader = copy.copy(self)  # the same endpoint, credentials, HTTP pool and full client
-        reader._spent = Spent(key, failure)
-        return reader
-
     def get(self, bucket: str, key: str) -> tuple[bytes, str]:
         """The object's bytes and ETag header; botocore's ClientError or BotoCoreError as get_object
         raises them."""
-        if self._spent is not None and self._spent.key == key:
-            return self._after(self._spent.failure, bucket, key)
         try:
             reply = self._http.send(self.signed(bucket, key))
         except BotoCoreError as failure:
             return self._after(failure, bucket, key)
         if reply.status_code == 200:
             return bytes(reply.content), reply.headers.get("ETag", "")
-        return self._after(refusal(reply.status_code, reply.content), bucket, key)
+        return self._after(_refusal(reply.status_code, reply.content), bucket, key)
 
     def _after(self, failure: BotoCoreError | ClientError | None, bucket: str, key: str) -> tuple[bytes, str]:
         """What follows a direct GET that gave no bytes: the named miss is raised, a transport

@@ -1,5 +1,5 @@
-"""read_file on an S3 store, its GET awaited on the event loop (the app's lifespan opens the session):
-every answer is the one the worker path gives, and a call is measured once, on moto's server."""
+"""read_file on an S3 store over HTTP: the exact answers on moto's server, one GET a read, each call
+measured once, and the configured attempts against a dead bucket."""
 
 import re
 import uuid
@@ -18,7 +18,7 @@ FILES = {
     "src/app.py": b"def main():\n    return 42\n",
     "pkg/inner/a.py": b"x = 1\n",
     "blob.bin": b"\x00\x01" * 9,
-    "big.py": b"".join(b"value_%07d = %d\n" % (n, n) for n in range(60_000)),  # over LOOP_MAX_BYTES
+    "big.py": b"".join(b"value_%07d = %d\n" % (n, n) for n in range(60_000)),  # over 1 MiB
 }
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("demo", {"file_path": "src/app.py"}),
@@ -64,14 +64,11 @@ def settings(s3_server: str, tmp_path: Path) -> Any:
     return settings
 
 
-def test_every_answer_is_the_worker_paths(settings: Any) -> None:
-    # Without `with`, the TestClient runs no lifespan: no session is open, the worker path answers.
-    worker = TestClient(create_app(settings))
-    expected = [answer(worker, project_id, args) for project_id, args in CALLS]
+def test_every_answer_and_its_measure(settings: Any) -> None:
     with TestClient(create_app(settings)) as client:
-        assert [answer(client, project_id, args) for project_id, args in CALLS] == expected
+        answers = [answer(client, project_id, args) for project_id, args in CALLS]
         assert read_file_runs(client) == (10.0, 7.0)  # the 404 is not a run; each run counted once
-    assert expected[0] == (
+    assert answers[0] == (
         200,
         {
             "session_id": "s",
@@ -80,30 +77,19 @@ def test_every_answer_is_the_worker_paths(settings: Any) -> None:
             "is_error": False,
         },
     )
-    assert expected[3][1]["observation"] == "Error: file not found: absent.py"
-    assert expected[4][1]["observation"].startswith("Error: pkg/inner is a directory")
-    assert expected[6][1]["observation"].startswith("File: big.py (60000 lines)\n59999 | value_0059998")
-    assert expected[10][0] == 404
+    assert answers[3][1]["observation"] == "Error: file not found: absent.py"
+    assert answers[4][1]["observation"].startswith("Error: pkg/inner is a directory")
+    assert answers[6][1]["observation"].startswith("File: big.py (60000 lines)\n59999 | value_0059998")
+    assert answers[10][0] == 404
 
 
-@pytest.mark.parametrize("lifespan", [True, False])
-def test_the_read_is_awaited_on_the_loop_once_the_app_has_started(
-    recorder: Recorder, tmp_path: Path, lifespan: bool
-) -> None:
-    app = create_app(s3_settings(recorder.url, "b", data_dir=tmp_path))
-    client = TestClient(app)
-    if lifespan:
-        client.__enter__()
-    try:
+def test_a_read_is_one_get(recorder: Recorder, tmp_path: Path) -> None:
+    with TestClient(create_app(s3_settings(recorder.url, "b", data_dir=tmp_path))) as client:
         assert answer(client, "demo", {"file_path": "a.py"})[1]["observation"] == (
             "File: a.py (1 lines)\n    1 | recorded body"
         )
-    finally:
-        if lifespan:
-            client.__exit__(None, None, None)
-    ((path, headers),) = recorder.seen  # one GET, and the project's head not read
+    ((path, _),) = recorder.seen  # one GET, and the project's head not read
     assert path == "/b/projects/demo/a.py"
-    assert ("aiohttp" in headers["user-agent"]) is lifespan
 
 
 @pytest.mark.parametrize("attempts", [1, 3])
