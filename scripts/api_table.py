@@ -1,16 +1,44 @@
-"""Rewrite docs/http-api.md's table of endpoints from openapi.yaml (`--check`: exit 1 when it is stale)."""
+"""Rewrite docs/http-api.md's tables from the contract and the error types (`--check`: exit 1 when stale).
 
+The endpoints table comes from openapi.yaml; the error codes table from service/errors.py's ServiceError
+subclasses, grouped by HTTP status.
+"""
+
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from reactstep.service import errors
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "http-api.md"
-BEGIN = "<!-- endpoints table: made by scripts/api_table.py from openapi.yaml; do not edit -->"
-END = "<!-- end of the endpoints table -->"
 METHODS = ("get", "put", "post", "delete", "patch")
+ENDPOINTS = (
+    "<!-- endpoints table: made by scripts/api_table.py from openapi.yaml; do not edit -->",
+    "<!-- end of the endpoints table -->",
+)
+ERRORS = (
+    "<!-- errors table: made by scripts/api_table.py from service/errors.py; do not edit -->",
+    "<!-- end of the errors table -->",
+)
+WHEN = {
+    400: "a malformed request, or one naming what it may not",
+    401: "no valid service key",
+    403: "the key or the browser origin may not do this",
+    404: "no such project, file or version",
+    408: "the body came too slowly",
+    409: "the project changed in a way the request did not expect: fetch, then retry",
+    412: "an If-Match / If-None-Match header no longer holds; nothing was changed",
+    413: "the body is too large",
+    422: "the request is readable but not valid (the message names the field)",
+    500: "a failure of the server itself",
+    502: "a back-end answered wrongly",
+    503: "a back-end is down or rate-limited, or the server is saturated (with Retry-After)",
+    504: "a back-end did not answer within its deadline",
+}
 
 
 def endpoints_table(contract: dict[str, Any]) -> str:
@@ -30,23 +58,36 @@ def endpoints_table(contract: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def with_table(page: str, contract: dict[str, Any]) -> str:
-    head, found, rest = page.partition(BEGIN)
-    _, found_end, tail = rest.partition(END)
+def errors_table() -> str:
+    """One row per HTTP status an error can have: when, and every code with that status."""
+    codes: dict[int, set[str]] = {}
+    for _, kind in inspect.getmembers(errors, inspect.isclass):
+        if issubclass(kind, errors.ServiceError) and kind.__module__ == errors.__name__:
+            codes.setdefault(kind.status, set()).add(kind.code)
+    rows = ["| status | when | codes |", "|---|---|---|"]
+    for status in sorted(codes):
+        named = ", ".join(f"`{code}`" for code in sorted(codes[status]))
+        rows.append(f"| {status} | {WHEN.get(status, '')} | {named} |")
+    return "\n".join(rows)
+
+
+def with_table(page: str, markers: tuple[str, str], table: str) -> str:
+    begin, end = markers
+    head, found, rest = page.partition(begin)
+    _, found_end, tail = rest.partition(end)
     if not (found and found_end):
-        raise ValueError(f"{PAGE.name} lacks the markers {BEGIN!r} and {END!r}")
-    return f"{head}{BEGIN}\n{endpoints_table(contract)}\n{END}{tail}"
+        raise ValueError(f"{PAGE.name} lacks the markers {begin!r} and {end!r}")
+    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 def main() -> int:
     contract = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     current = PAGE.read_text()
-    wanted = with_table(current, contract)
+    wanted = with_table(current, ENDPOINTS, endpoints_table(contract))
+    wanted = with_table(wanted, ERRORS, errors_table())
     if "--check" in sys.argv[1:]:
         if current != wanted:
-            print(
-                "docs/http-api.md's endpoints table is out of date: run .venv/bin/python scripts/api_table.py"
-            )
+            print("docs/http-api.md's tables are out of date: run .venv/bin/python scripts/api_table.py")
             return 1
         return 0
     PAGE.write_text(wanted)
