@@ -76,8 +76,8 @@ def _parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     from reactstep.service.http.app import create_app
     from reactstep.service.http.auth import DEV_MODE_WARNING, serving_refusal
-    from reactstep.service.http.running import announced
-    from reactstep.service.http.serving import serve_forever
+    from reactstep.service.http.running import announced, serving_owner
+    from reactstep.service.http.serving import listening_socket, serve_forever
     from reactstep.service.logs import configure_logging
 
     settings = Settings()
@@ -85,12 +85,25 @@ def _serve(args: argparse.Namespace) -> int:
     if (refusal := serving_refusal(settings, host)) is not None:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
+    if (owner := serving_owner(settings.data_dir)) is not None:  # its store and its note stay its own
+        print(
+            f"error: a reactstep server (pid {owner[1]}) already serves {settings.data_dir} at {owner[0]}; "
+            "commands on this data dir use it (stop it to start another)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        listening = listening_socket(host, port)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        print(f"error: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        return 1
     configure_logging(settings.log_level, settings.log_format)  # once, before anything logs
     if not settings.api_keys:
         logging.getLogger("reactstep").warning(DEV_MODE_WARNING)
-    print(f"reactstep serving on http://{host}:{port} (storage: {settings.storage_backend})")
-    with announced(settings.data_dir, host, port):  # commands on this data dir use this server
-        serve_forever(create_app(settings), host, port, settings.log_level)
+    print(f"reactstep serving on http://{host}:{port} (storage: {settings.storage_backend})", flush=True)
+    with listening, announced(settings.data_dir, host, port):  # the note only once the port is ours
+        serve_forever(create_app(settings), listening, settings.log_level)
     return 0
 
 

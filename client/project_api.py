@@ -35,6 +35,15 @@ class ProjectApi:
         """Files, chunks, versions and index state."""
         return _json(self._call("GET", "").content)
 
+    def describe_or_create(self) -> dict[str, Any]:
+        """The project's description, the project created first when the server does not know it."""
+        try:
+            return self.describe()
+        except ApiError as exc:
+            if exc.code != "project_not_found":
+                raise
+        return self.create()
+
     def sync(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST .../sync with the manifest; the plan."""
         return _json(self._call("POST", "/sync", json=body).content)
@@ -58,12 +67,18 @@ class ProjectApi:
 
     def get_file(self, path: str) -> bytes | None:
         """One file's bytes; None when the project has no such file (any more)."""
+        found = self.get_file_tagged(path)
+        return None if found is None else found[0]
+
+    def get_file_tagged(self, path: str) -> tuple[bytes, str] | None:
+        """One file's bytes and ETag (unquoted); None when the project has no such file (any more)."""
         try:
-            return self._call("GET", _file(path)).content
+            response = self._call("GET", _file(path))
         except ApiError as exc:
             if exc.code == "file_not_found":
                 return None
             raise
+        return response.content, response.headers.get("etag", "").strip('"')
 
     def changes(self, since: int) -> tuple[int, list[dict[str, Any]]]:
         """The project's version and every change after `since`, following the feed's pages."""

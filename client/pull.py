@@ -1,5 +1,6 @@
 """`reactstep pull`: write the server's tool changes into a folder, never over an edit made there.
 
+GET the project ─► the state to start from (client/sync_state.py; another incarnation: fresh, said)
 GET .../changes?since=<the folder's synced version, or 0> ─► each path a tool changed, and every hash
     the feed shows it had before its newest change
     the folder's copy is the newest already ─► nothing to do
@@ -18,7 +19,8 @@ from typing import Any
 
 from reactstep.client.loop import ClientError
 from reactstep.client.project_api import ProjectApi
-from reactstep.client.workspace import load_state, remove_file, save_state, write_file
+from reactstep.client.sync_state import starting_state
+from reactstep.client.workspace import remove_file, save_state, write_file
 
 Progress = Callable[[int, int, str], None]
 
@@ -63,7 +65,7 @@ def pull_folder(
     api: ProjectApi, root: Path, server: str, force: bool, progress: Progress | None = None
 ) -> PullReport:
     """Bring the tool changes made since the folder's last sync or pull into the folder."""
-    state = load_state(root, api.project_id, server)
+    state = starting_state(root, server, api.describe(), refuse_when_filled=False)
     version, changes = api.changes(state.version or 0)
     report = PullReport(api.project_id, version)
     histories = _histories(changes)

@@ -16,14 +16,23 @@ def server_for(stack: ExitStack, named: str | None, settings: Settings) -> str:
 
 
 def named_or_running(named: str | None, settings: Settings) -> str | None:
-    """The server --server names, else one running on this data dir (said on stderr), else None."""
-    from reactstep.service.http.running import running_server
+    """The server --server names, else one running on this data dir, else None; said on stderr."""
+    from reactstep.service.http.running import running_server, serving_owner
 
     if named:
+        print(f"using the server at {named} (--server)", file=sys.stderr)
         return named
     if (running := running_server(settings.data_dir)) is not None:
         print(f"using the server running on {settings.data_dir} at {running}", file=sys.stderr)
-    return running
+        return running
+    owner = serving_owner(settings.data_dir)
+    why = (
+        f"the server of its note (pid {owner[1]}, {owner[0]}) does not answer"
+        if owner
+        else "no `reactstep serve` runs on it"
+    )
+    print(f"running in this process on {settings.data_dir} (no --server, and {why})", file=sys.stderr)
+    return None
 
 
 def in_process_server(stack: ExitStack, settings: Settings) -> str:

@@ -1,8 +1,12 @@
 """`reactstep sync` and `index`: make a server project hold exactly a folder's files, over the sync protocol.
 
-scan DIR ─► POST .../sync {files, base_version} (404: PUT the project, then again)
+GET the project (404: PUT it) ─► the state to start from (client/sync_state.py: this server's
+    incarnation of the project, else fresh, said; or StaleState when that could lose files)
+scan DIR ─► POST .../sync {files, base_version}
     conflicts (a tool on the server changed a path since the last sync, and the folder holds other
-    bytes) ─► SyncRefused naming them, nothing changed; with force, the folder's bytes win
+    bytes) ─► SyncRefused naming them, nothing changed; with force, the folder's bytes win; with
+    keep_both, the server's bytes are kept in the folder as name.conflict-<version>.ext
+    (client/keep_both.py) and the folder's win at the path, so both are on both sides
     upload ─► PUT each file, If-Match its ETag (412: it changed meanwhile ─► run again)
     anything changed ─► POST .../sync again with apply_deletes (the server removes what DIR lacks)
         and the plan must now be empty
@@ -15,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reactstep.client.keep_both import KeptCopies, keep_servers_copies
 from reactstep.client.loop import ApiError, ClientError
 from reactstep.client.project_api import NEW_FILE, ProjectApi
-from reactstep.client.workspace import Scan, SyncState, entry_of, load_state, save_state, scan
+from reactstep.client.sync_state import starting_state
+from reactstep.client.workspace import Scan, SyncState, entry_of, save_state, scan
 
 Progress = Callable[[int, int, str], None]  # (done, total, latest path)
 
@@ -30,7 +36,8 @@ class SyncRefused(ClientError):
         super().__init__(
             f"refused: a tool on the server changed {len(conflicts)} file(s) of project {project_id!r} "
             f"since {root} last synced: {listed}; nothing was changed. Run `reactstep pull {root} "
-            f"--project {project_id}` to bring them here first, or pass --force to overwrite them"
+            f"--project {project_id}` to bring them here first, pass --keep-both to keep the server's "
+            "copies beside yours as name.conflict-<version>.ext, or --force to overwrite them"
         )
         self.paths = [item["path"] for item in conflicts]
 
@@ -47,6 +54,7 @@ class SyncReport:
     deleted: int = 0
     kept: int = 0  # files the server holds and the folder lacks, left there (no apply_deletes)
     overwritten: list[str] = field(default_factory=list)  # tool writes replaced by --force
+    kept_both: list[str] = field(default_factory=list)  # the server's copies --keep-both kept here
     scan: Scan = field(default_factory=Scan)
     index: dict[str, Any] | None = None
 
@@ -54,6 +62,10 @@ class SyncReport:
         """The one line every sync prints."""
         deleted = f"deleted {self.deleted}" + (f", kept {self.kept} not in the folder" if self.kept else "")
         forced = f", overwrote {len(self.overwritten)} tool write(s)" if self.overwritten else ""
+        if self.kept_both:
+            forced = (
+                f", kept the server's copy of {len(self.kept_both)} conflict(s): {', '.join(self.kept_both)}"
+            )
         return (
             f"synced {self.project_id} at version {self.version}: uploaded {self.uploaded} files "
             f"({self.bytes_uploaded} bytes), {self.unchanged} unchanged, {deleted}{forced}; "
@@ -66,6 +78,7 @@ class SyncOptions:
     """How a sync treats the server's files."""
 
     force: bool = False  # the folder's bytes win over tool writes it has not seen
+    keep_both: bool = False  # ...and the server's are kept in the folder as name.conflict-<version>.ext
     apply_deletes: bool = True  # remove the server's files the folder lacks
     index: bool = False  # bring the search index in line afterwards
     max_file_bytes: int = 1_000_000  # larger files stay out of the manifest
@@ -80,19 +93,21 @@ def sync_folder(
     indexing: Progress | None = None,
 ) -> SyncReport:
     """Make the project hold the folder's files; SyncRefused when that would revert a tool's write."""
-    state = load_state(root, api.project_id, server)
+    project = api.describe_or_create()
+    state = starting_state(root, server, project, refuse_when_filled=not options.force)
     found = scan(root, options.max_file_bytes, state.files)
     report = SyncReport(api.project_id, scan=found)
     plan = _plan(api, {"files": found.manifest, "base_version": state.version})
-    if plan["conflicts"] and not options.force:
+    if plan["conflicts"] and not (options.force or options.keep_both):
         raise SyncRefused(api.project_id, plan["conflicts"], root)
     forced = [item["path"] for item in plan["conflicts"]]
-    sending = [*plan["upload"], *(path for path in forced if path in found.files)]
+    kept = keep_servers_copies(api, root, plan["conflicts"]) if options.keep_both else KeptCopies()
+    report.kept_both = sorted(kept.copies)
+    sending = [*plan["upload"], *(path for path in forced if path in found.files), *report.kept_both]
     for done, path in enumerate(sending, start=1):
         data = (root / path).read_bytes()
         found.files[path] = entry_of(root / path, data)  # what is sent, even if it changed since the scan
-        if_match = None if path in forced else (plan["etags"].get(path) or NEW_FILE)
-        _upload(api, path, data, if_match)
+        _upload(api, path, data, _if_match(path, plan, kept))
         report.uploaded += 1
         report.bytes_uploaded += len(data)
         if uploading is not None:
@@ -100,7 +115,7 @@ def sync_folder(
     for path in forced:
         if path not in found.files and options.apply_deletes:
             api.delete_file(path)
-    report.overwritten = forced
+    report.overwritten = [] if options.keep_both else forced
     report.unchanged = len(found.files) - report.uploaded
     if sending or (plan["delete"] and options.apply_deletes) or forced:
         base = plan["version"]
@@ -116,7 +131,9 @@ def sync_folder(
     report.deleted = len(plan["deleted"])
     report.kept = len(plan["delete"])
     report.version = plan["version"] + report.deleted  # the base, then this sync's own deletes
-    save_state(root, api.project_id, SyncState(server, plan["version"], dict(found.files)))
+    save_state(
+        root, api.project_id, SyncState(state.server, plan["version"], dict(found.files), state.created)
+    )
     if options.index:
         report.index = api.index(_index_progress(indexing))
     return report
@@ -133,6 +150,17 @@ def _plan(api: ProjectApi, body: dict[str, Any]) -> dict[str, Any]:
     return api.sync(body)
 
 
+def _if_match(path: str, plan: dict[str, Any], kept: KeptCopies) -> str | None:
+    """The ETag a PUT of path expects: the plan's, the kept conflict's, the conflict's with force, or new."""
+    if path in kept.if_match:
+        return kept.if_match[path]
+    conflict = next((item for item in plan["conflicts"] if item["path"] == path), None)
+    if conflict is not None:
+        etag = conflict.get("etag")  # None (any ETag) from a server whose conflicts carry none
+        return None if etag is None else str(etag)
+    return plan["etags"].get(path) or NEW_FILE
+
+
 def _upload(api: ProjectApi, path: str, data: bytes, if_match: str | None) -> None:
     try:
         api.put_file(path, data, if_match)
@@ -147,6 +175,11 @@ def _upload(api: ProjectApi, path: str, data: bytes, if_match: str | None) -> No
 def _index_progress(progress: Progress | None) -> Callable[[str, dict[str, Any]], None]:
     def on_event(name: str, data: dict[str, Any]) -> None:
         if name == "progress" and progress is not None:
-            progress(data["done"], data["total"], data["path"])
+            # files_done/files_total: the phased events; done/total: a server from before them
+            done, total = (
+                data.get("files_done", data.get("done", 0)),
+                data.get("files_total", data.get("total", 0)),
+            )
+            progress(done, total, data.get("path") or data.get("phase", ""))
 
     return on_event

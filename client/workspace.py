@@ -4,9 +4,11 @@ scan(DIR) ─► every file no .gitignore on its way excludes (.git, .reactstep 
     binary, oversize and names the server refuses left out and counted) ─► Manifest {path: sha256};
     a file whose (size, mtime_ns) is what the last sync recorded is not read again (one changed
     within two seconds of a save is recorded without its mtime, so it is read next time)
-DIR/.reactstep/sync-<project>.json ─► SyncState {server, version, files: {path: [sha256, size, mtime_ns]}}
-    written atomically once a sync or pull finished; without it the server's version is unknown
-    (base_version null: every tool write the server ever made is checked against the folder)
+DIR/.reactstep/sync-<project>.json ─► SyncState {server, created, version, files: {path: [sha256, size,
+    mtime_ns]}} written atomically once a sync or pull finished: which server and which incarnation of
+    the project (its `created`) it describes; client/sync_state.py decides whether it still applies
+    (without it the server's version is unknown: base_version null, every tool write the server ever
+    made is checked against the folder). Format 1 (no `created`) is read and rewritten as format 2.
 """
 
 import hashlib
@@ -14,6 +16,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +29,8 @@ from reactstep.tools.store.paths import normalize_path
 STATE_DIR = ".reactstep"
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", STATE_DIR}
 BINARY_SNIFF_BYTES = 8192
-STATE_FORMAT = 1
+STATE_FORMAT = 2
+READABLE_FORMATS = (1, 2)  # 1: before the state named the incarnation
 RACY_WINDOW_NS = 2_000_000_000  # a file changed this close to a save may change again unseen in its mtime
 
 
@@ -67,6 +71,7 @@ class SyncState:
     server: str
     version: int | None = None
     files: dict[str, Entry] = field(default_factory=dict)
+    created: float | None = None  # the project incarnation it describes (None: a format 1 state)
 
 
 def scan(root: Path, max_file_bytes: int, known: dict[str, Entry] | None = None) -> Scan:
@@ -78,6 +83,7 @@ def scan(root: Path, max_file_bytes: int, known: dict[str, Entry] | None = None)
         if stat.st_size > max_file_bytes:
             result.oversize += 1
             continue
+        relative = _nfc_name(root, path, relative)
         try:
             if normalize_path(relative) != relative:
                 raise UnsafePath(relative)
@@ -107,16 +113,23 @@ def state_path(root: Path, project_id: str) -> Path:
     return root / STATE_DIR / f"sync-{safe}.json"
 
 
-def load_state(root: Path, project_id: str, server: str) -> SyncState:
-    """The state last saved for this project and server; an empty one if there is none or it is unreadable."""
+def load_state(root: Path, project_id: str) -> SyncState | None:
+    """The state last saved for this project, whichever server it names; None if none or unreadable."""
     try:
         raw = json.loads(state_path(root, project_id).read_text())
-        if raw.get("format") != STATE_FORMAT or raw.get("server") != server:
-            return SyncState(server)
+        if raw.get("format") not in READABLE_FORMATS:
+            return None
         files = {path: Entry(*fields) for path, fields in raw["files"].items()}
-        return SyncState(server, raw["version"], files)
+        created = raw.get("created")
+        version = raw["version"]
+        return SyncState(
+            str(raw["server"]),
+            None if version is None else int(version),
+            files,
+            None if created is None else float(created),
+        )
     except (OSError, ValueError, KeyError, TypeError):
-        return SyncState(server)
+        return None
 
 
 def save_state(root: Path, project_id: str, state: SyncState) -> None:
@@ -127,6 +140,7 @@ def save_state(root: Path, project_id: str, state: SyncState) -> None:
     body = {
         "format": STATE_FORMAT,
         "server": state.server,
+        "created": state.created,
         "version": state.version,
         "files": {  # mtime 0: read the file again next time, its mtime cannot be trusted yet
             path: [e.sha256, e.size, e.mtime_ns if e.mtime_ns < recent else 0]
@@ -156,6 +170,20 @@ def remove_file(root: Path, relative: str) -> None:
     while parent != root and parent.is_dir() and not any(parent.iterdir()):
         parent.rmdir()
         parent = parent.parent
+
+
+def _nfc_name(root: Path, path: Path, relative: str) -> str:
+    """The NFC form the server takes of a name the disk holds in another form (macOS writes NFD),
+    when the disk finds the same file by it (so the folder reads and writes it by that name);
+    else the name as it is, which the server refuses (counted as unsafe). Two names that differ
+    only by case or normalisation both go into the manifest: the server refuses it naming both."""
+    name = unicodedata.normalize("NFC", relative)
+    if name == relative:
+        return relative
+    try:
+        return name if os.path.samefile(root / name, path) else relative
+    except OSError:
+        return relative
 
 
 def _walk(root: Path, result: Scan) -> Iterator[tuple[Path, str]]:

@@ -34,6 +34,12 @@ def add_workspace_commands(commands: Commands) -> None:
             help="overwrite files a tool changed on the server since the last sync (by default: refused)",
         )
         command.add_argument(
+            "--keep-both",
+            action="store_true",
+            help="on such conflicts keep the server's copy here as name.conflict-<version>.ext, then "
+            "overwrite it with this folder's",
+        )
+        command.add_argument(
             "--keep-deleted", action="store_true", help="leave the server's files this folder lacks"
         )
         if name != "index":
@@ -58,6 +64,7 @@ def _sync(args: argparse.Namespace) -> int:
     settings = Settings()
     options = SyncOptions(
         force=args.force,
+        keep_both=args.keep_both,
         apply_deletes=not args.keep_deleted,
         index=args.index,
         max_file_bytes=settings.upload_max_file_bytes,

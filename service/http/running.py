@@ -1,6 +1,8 @@
 """The note a running `reactstep serve` leaves in its data dir, so commands on the same dir use it.
 
-    serve ─► <data_dir>/server.json {"url", "pid"} while it runs (removed on a clean exit)
+    serve ─► another live process's note here? refuse (serving_owner) ─► bind the port (taken: fail,
+        no note touched) ─► <data_dir>/server.json {"url", "pid"} while it runs (removed on exit,
+        only while it is still this process's own)
     index / sync / pull / ask without --server ─► running_server(data_dir): the URL when that process
         is alive and answers /healthz; otherwise None (a stale note from a killed server is ignored)
 
@@ -47,8 +49,8 @@ def announced(data_dir: Path, host: str, port: int) -> Iterator[None]:
                 note.unlink()
 
 
-def running_server(data_dir: Path) -> str | None:
-    """The URL of a live server serving this data dir, or None."""
+def serving_owner(data_dir: Path) -> tuple[str, int] | None:
+    """(url, pid) of the note when another live process left it, answering or not yet; else None."""
     try:
         found = json.loads((data_dir / NOTE).read_text())
         url, pid = str(found["url"]), int(found["pid"])
@@ -56,6 +58,14 @@ def running_server(data_dir: Path) -> str | None:
         return None
     if pid == os.getpid() or not _alive(pid):
         return None
+    return url, pid
+
+
+def running_server(data_dir: Path) -> str | None:
+    """The URL of a live server serving this data dir, or None."""
+    if (owner := serving_owner(data_dir)) is None:
+        return None
+    url = owner[0]
     try:
         answered = httpx.get(f"{url}/healthz", timeout=HEALTH_TIMEOUT_S, follow_redirects=False)
     except httpx.HTTPError:

@@ -24,9 +24,17 @@ def uvicorn_config(
     )
 
 
-def serve_forever(app: Starlette, host: str, port: int, log_level: str) -> None:
-    """Serve until interrupted, logging through the handlers logs.configure_logging installed."""
-    uvicorn.Server(uvicorn_config(app, host, port, log_level, own_logging=True)).run()
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port and listening; OSError when the address is taken or not ours."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=2048)
+
+
+def serve_forever(app: Starlette, listening: socket.socket, log_level: str) -> None:
+    """Serve on a bound socket until interrupted, logging through logs.configure_logging's handlers."""
+    host, port = listening.getsockname()[:2]
+    config = uvicorn_config(app, host, port, log_level, own_logging=True)
+    uvicorn.Server(config).run(sockets=[listening])
 
 
 class BackgroundServer:

@@ -30,6 +30,7 @@ class ProjectReport(BaseModel):
     indexed_version: int
     index_state: str
     indexing: dict[str, object] | None = None
+    created: float  # this incarnation's birth: a project deleted and created again has another one
 
 
 def require_project(project_id: str, runtime: Runtime) -> ProjectHead:
@@ -68,6 +69,7 @@ def describe_project(project_id: str, runtime: Runtime) -> ProjectReport:
         indexed_version=head.indexed_version,
         index_state=head.index_state,
         indexing=head.indexing,
+        created=head.created,
     )
 
 
