@@ -24,7 +24,7 @@ from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_chan
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
 from reactstep.service.workspace.projects import require_project, valid_path
-from reactstep.service.workspace.versions import version_url
+from reactstep.service.workspace.versions import base_sha256, version_url
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
@@ -106,7 +106,9 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
         ours = request.files
         differ = {path: version for path, version in written.items() if ours.get(path) != server.get(path)}
         unseen = unseen_tool_changes(project_id, differ, {path: server.get(path) for path in differ}, runtime)
-        conflicts = [_conflict(path, unseen[path], listed) for path in sorted(unseen)]
+        conflicts = [
+            _conflict(project_id, path, unseen[path], listed, base, runtime) for path in sorted(unseen)
+        ]
         held = set(unseen)
         upload = sorted(
             path for path, digest in ours.items() if server.get(path) != digest and path not in held
@@ -174,10 +176,19 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
     return [change.path for change in store.changes]
 
 
-def _conflict(path: str, version: int, listed: dict[str, tuple[str, str]]) -> SyncConflict:
-    """The conflict entry of a path, with the server's bytes as the listing found them."""
+def _conflict(
+    project_id: str,
+    path: str,
+    version: int,
+    listed: dict[str, tuple[str, str]],
+    base: int | None,
+    runtime: Runtime,
+) -> SyncConflict:
+    """The conflict entry of a path: the server's bytes as the listing found them, and the path's
+    sha256 at the client's base (a 3-way merge's base; None without a base or when not kept)."""
     etag, digest = listed.get(path, (None, None))
-    return SyncConflict(path=path, version=version, sha256=digest, etag=etag)
+    at_base = base_sha256(project_id, path, base, runtime) if base is not None else None
+    return SyncConflict(path=path, version=version, sha256=digest, etag=etag, base_sha256=at_base)
 
 
 def _item(project_id: str, change: Change) -> ChangeItem:

@@ -76,7 +76,7 @@ def test_following_the_answers_never_overwrites_the_agents_write(client: TestCli
         "version": 26,
         "sha256": sha(AGENTS),
         "etag": md5(AGENTS),
-        "base_sha256": None,
+        "base_sha256": sha(ORIGINAL),  # what the path held at the client's base: a 3-way merge's base
     }
     assert plan == {
         "version": 25,

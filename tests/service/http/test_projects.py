@@ -237,7 +237,7 @@ def test_an_approved_write_is_journaled_as_a_tool_change_and_conflicts_with_a_st
     server = {"sha256": sha(b"VERSION = '2.0'\n"), "etag": md5(b"VERSION = '2.0'\n")}
     assert (plan["upload"], plan["conflicts"]) == (
         [],
-        [{"path": "v.py", "version": 2, **server, "base_sha256": None}],
+        [{"path": "v.py", "version": 2, **server, "base_sha256": sha(b"VERSION = '1.0'\n")}],
     )
     assert (plan["version"], plan["head_version"]) == (1, 2)  # the next base keeps the conflict in view
     refused = client.put(f"{P}/web/files/v.py?base_version=1", content=b"VERSION = '1.0'\n")
