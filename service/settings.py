@@ -140,6 +140,11 @@ class Settings(BaseSettings):
     code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
     code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
     index_max_file_bytes: int = Field(1_000_000, description="Larger files are not indexed.")
+    index_abandoned_after_s: float = Field(
+        30.0,
+        gt=0,
+        description="An index run silent this long died with its server; the next look restarts it.",
+    )
     project_overview_max_chars: int = Field(
         8_000, description="Budget of the project overview in the system prompt (about 2,000 tokens)."
     )

@@ -19,10 +19,11 @@ from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
 from reactstep.service.workspace.files import Preconditions, delete_file, get_file, put_file
-from reactstep.service.workspace.indexing import IndexRequest, run_index, start_index_job
+from reactstep.service.workspace.indexing import IndexRequest, describe_resuming, run_index, start_index_job
 from reactstep.service.workspace.projects import create_project, delete_project, describe_project
 from reactstep.service.workspace.sync import SyncRequest, list_changes, run_sync
 from reactstep.service.workspace.versions import collect, read_version
+from reactstep.tools.index.progress import IndexProgress
 
 logger = logging.getLogger("reactstep")
 PROGRESS_EVENT_EVERY_S = 0.25
@@ -45,8 +46,9 @@ async def put_project(request: Request) -> JSONResponse:
 
 
 async def get_project(request: Request) -> JSONResponse:
-    """GET /api/projects/{project_id}: files, chunks, versions and index state."""
-    report = await run_in_threadpool(describe_project, _project(request), _runtime(request))
+    """GET /api/projects/{project_id}: files, chunks, versions and index state (an abandoned index
+    run is started again)."""
+    report = await run_in_threadpool(describe_resuming, _project(request), _runtime(request))
     return JSONResponse(report.model_dump(mode="json"))
 
 
@@ -140,16 +142,18 @@ async def index_project(request: Request) -> Response:
 
 
 async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -> AsyncIterator[bytes]:
-    """`progress` events (at most four a second), then one `result` or `error`."""
+    """`progress` events (every phase change and embedding window, other steps at most four a
+    second, and the latest step again each second while nothing moves), then one `result` or `error`."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
-    last = [0.0]
+    last: list[Any] = [0.0, None]  # when the last event went, and its step
 
-    def progress(done: int, total: int, path: str) -> None:
-        if done == total or time.monotonic() - last[0] >= PROGRESS_EVENT_EVERY_S:
-            last[0] = time.monotonic()
-            item = ("progress", {"done": done, "total": total, "path": path})
-            loop.call_soon_threadsafe(queue.put_nowait, item)
+    def progress(step: IndexProgress) -> None:
+        sent: IndexProgress | None = last[1]
+        moved = sent is None or (step.phase, step.chunks_done) != (sent.phase, sent.chunks_done)
+        if moved or time.monotonic() - last[0] >= PROGRESS_EVENT_EVERY_S:
+            last[:] = [time.monotonic(), step]
+            loop.call_soon_threadsafe(queue.put_nowait, ("progress", step.fields()))
 
     async def run() -> None:
         try:

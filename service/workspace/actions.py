@@ -9,19 +9,17 @@ import time
 from dataclasses import replace
 
 from reactstep.service import request_context
-from reactstep.service.errors import ServiceError
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import Approval, ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.workspace.failures import translated_backend_errors
-from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.service.workspace.projects import require_project
-from reactstep.tools.index.incremental import index_paths
+from reactstep.service.workspace.reindexing import reindex_changes
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.registry import Observation, ToolContext
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
+from reactstep.tools.vectors.retrieval import CodeIndex
 from reactstep.tools.writes.approval import PendingApproval
 
 
@@ -103,34 +101,14 @@ def _reindexed(
     observation: Observation,
 ) -> Observation:
     """Re-index the files the tool wrote (when the project has an index) before answering."""
-    paths = sorted({change.path for change in changes})
-    try:
-        with translated_backend_errors():
-            embedder = resolve_embedder(
-                request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
-            )
-            vectors = runtime.vectors.get()
-            collection = collection_name(embedder)
-            if collection not in vectors.collections():
-                return observation  # indexed with another model only: nothing of this one to keep current
-            with measured_index_run(runtime, "write") as job:
-                job.report = index_paths(
-                    request.project_id,
-                    runtime.store,
-                    vectors,
-                    embedder,
-                    paths,
-                    max_file_bytes=runtime.settings.index_max_file_bytes,
-                )
-            # Current up to this write only if it was current up to the version before the write.
-            first = changes[0].version
-            runtime.projects.mark_indexed(
-                request.project_id, changes[-1].version, collection, since=first - 1
-            )
-    except ServiceError as exc:
-        note = f"\n(The search index was not updated for {', '.join(paths)}: {exc.message}; POST /index.)"
-        return replace(observation, text=observation.text + note)
-    return observation
+    failure = reindex_changes(
+        request.project_id, changes, runtime, request.embedding_model_config, request.user_api_keys
+    )
+    if failure is None:
+        return observation
+    paths = ", ".join(sorted({change.path for change in changes}))
+    note = f"\n(The search index was not updated for {paths}: {failure}; POST /index.)"
+    return replace(observation, text=observation.text + note)
 
 
 def _approval(pending: PendingApproval | None) -> Approval | None:

@@ -1,8 +1,9 @@
 """One project file over HTTP: store it, read it, delete it; conditional on its ETag when asked.
 
 Every change goes through a JournaledStore, so it bumps the project's version and appears in its
-change feed with origin "sync". The index is not touched here: the project reads `stale` until
-POST .../index (or a sync with "index": true) brings it back to `ready`.
+change feed with origin "sync". Once stored, a change of an indexed project is re-indexed before
+the answer (reindexing.py), so search never misses a saved file; when that fails, the file stays
+stored and the answer's `index_state` reads `stale` until POST .../index.
 
 Checked before a change, in this order, and nothing is stored when one fails:
     Content-Digest not the body's             ──► 400 digest_mismatch
@@ -25,6 +26,7 @@ from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.service.workspace.reindexing import saved_index_state
 from reactstep.tools.errors import StaleFile, ToolError, WriteBusy
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.objects import ObjectInfo, file_path
@@ -52,6 +54,7 @@ class StoredFile(BaseModel):
     sha256: str | None
     version: int
     changed: bool
+    index_state: str | None = None  # after the change: "ready" when search has it (reindexing.py)
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,13 @@ def put_file(
                 raise Conflict(f"{exc}; nothing was written") from exc
             version = store.changes[-1].version
             return StoredFile(
-                path=path, size=info.size, etag=info.etag, sha256=digest, version=version, changed=True
+                path=path,
+                size=info.size,
+                etag=info.etag,
+                sha256=digest,
+                version=version,
+                changed=True,
+                index_state=saved_index_state(project_id, store.changes, runtime),
             )
     raise Conflict(
         f"{path} is being written by others as fast as it can be stored; nothing was written; retry"
@@ -128,7 +137,15 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
         except WriteBusy as exc:
             raise Conflict(f"{exc}; nothing was deleted") from exc
     version = store.changes[-1].version
-    return StoredFile(path=path, size=0, etag=None, sha256=None, version=version, changed=True)
+    return StoredFile(
+        path=path,
+        size=0,
+        etag=None,
+        sha256=None,
+        version=version,
+        changed=True,
+        index_state=saved_index_state(project_id, store.changes, runtime),
+    )
 
 
 def _file_path(raw_path: str) -> str:

@@ -5,14 +5,19 @@ A run after the first one, with the same embedding model, re-indexes only the pa
 journal names since the version the index described, and any file changed behind the journal's
 back (its etag is not the one its symbol index entry was parsed from); `"full": true` re-checks
 every file against its points.
-A run records itself in the project's head while it works (`indexing`: done/total, refreshed at most
-once a second, so GET /api/projects/{id} shows progress from any replica) and, when it ends, moves
-`indexed_version` to the version it started from: changes that land meanwhile keep the project stale.
+A run records itself in the project's head while it works (`indexing`: its phase, files and chunks
+done of total, rewritten every second by a heartbeat thread, so GET /api/projects/{id} shows progress
+from any replica) and, when it ends, moves `indexed_version` to the version it started from: changes
+that land meanwhile keep the project stale. A job whose heartbeat stopped (its server was killed) is
+abandoned: the next look at the project (GET, POST .../index) starts it again, so a project never
+stays `indexing` for good.
 """
 
 import logging
 import threading
 import time
+import uuid
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -22,21 +27,22 @@ from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
-from reactstep.service.workspace.projects import require_project
+from reactstep.service.workspace.projects import ProjectReport, describe_project, require_project
 from reactstep.tools.index.incremental import index_changes
-from reactstep.tools.index.indexer import IndexReport, Progress, index_project
+from reactstep.tools.index.indexer import IndexReport, index_project
+from reactstep.tools.index.progress import IndexProgress, Progress
 from reactstep.tools.projects.journal import ProjectHead
 from reactstep.tools.vectors.retrieval import collection_name
 from reactstep.tools.vectors.store import VectorStore
 
 # IndexReport fields the response carries as they are.
 REPORTED = ("collection", "files", "chunks", "embedded", "reused", "removed", "skipped", "parsed", "symbols")
-PROGRESS_EVERY_S = 1.0
+HEARTBEAT_S = 1.0  # the job's progress is written to the head (and passed on) this often
 # More changed files than this since the last run: a whole run (one scroll beats many path lookups).
 INCREMENTAL_MAX_CHANGES = 5_000
-# A job whose progress was not refreshed for this long died with its process.
-ABANDONED_AFTER_S = 60.0
 logger = logging.getLogger("reactstep.index")
+_running: Counter[str] = Counter()  # jobs this process runs, by project: never judged abandoned here
+_running_lock = threading.Lock()
 
 
 class IndexRequest(StrictModel):
@@ -100,7 +106,7 @@ def _run_index(
     project_id: str, request: IndexRequest, runtime: Runtime, progress: Progress | None
 ) -> IndexResponse:
     head = require_project(project_id, runtime)
-    job = JobProgress(project_id, runtime, progress)
+    job = JobProgress(project_id, runtime, progress, request)
     with translated_backend_errors():
         embedder = resolve_embedder(
             request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
@@ -152,14 +158,14 @@ def changed_paths(
 def start_index_job(project_id: str, request: IndexRequest, runtime: Runtime) -> dict[str, Any]:
     """Start the run in a background thread (unless one is at work) and return the job's state."""
     head = require_project(project_id, runtime)
-    if head.indexing is not None and not abandoned(head.indexing):
+    if head.indexing is not None and not abandoned(project_id, head.indexing, runtime):
         return head.indexing
     started = threading.Event()
     failure: list[BaseException] = []
 
     def work() -> None:
         try:
-            run_index(project_id, request, runtime, progress=lambda *_: started.set())
+            run_index(project_id, request, runtime, progress=lambda _: started.set())
         except BaseException as exc:  # the client is gone; the head and the server log tell it
             logger.error("background index run of %s failed", project_id, exc_info=exc)
             failure.append(exc)
@@ -175,47 +181,106 @@ def start_index_job(project_id: str, request: IndexRequest, runtime: Runtime) ->
     return now.indexing or {"state": "done", "indexed_version": now.indexed_version}
 
 
-def abandoned(job: dict[str, Any]) -> bool:
-    """Whether a job's progress has not been refreshed for too long: its process is gone."""
-    return time.time() - float(job.get("updated", 0.0)) > ABANDONED_AFTER_S
+def describe_resuming(project_id: str, runtime: Runtime) -> ProjectReport:
+    """GET /api/projects/{id}: the project's report; an abandoned index job is started again first."""
+    report = describe_project(project_id, runtime)
+    job = report.indexing
+    if job is None or not abandoned(project_id, job, runtime):
+        return report
+    logger.warning("the index run of %s stopped with its server; starting it again", project_id)
+    request = IndexRequest.model_validate(
+        {"embedding_model_config": job.get("embedding_model_config"), "full": bool(job.get("full"))}
+    )
+    try:
+        start_index_job(project_id, request, runtime)
+    except Exception as exc:  # it cannot run again (its model needs keys, say): the project reads stale
+        logger.error("restarting the index run of %s failed", project_id, exc_info=exc)
+        with translated_backend_errors():
+            runtime.projects.set_indexing(project_id, None)
+    return describe_project(project_id, runtime)
+
+
+def abandoned(project_id: str, job: dict[str, Any], runtime: Runtime) -> bool:
+    """Whether a job's heartbeat stopped: no process runs it any more (this one does not)."""
+    with _running_lock:
+        if _running[project_id]:
+            return False
+    silent = time.time() - float(job.get("updated", 0.0))
+    return silent > runtime.settings.index_abandoned_after_s
 
 
 class JobProgress:
-    """The run's progress, kept in the project's head (throttled) and passed on to `forward`."""
+    """The run's progress, kept in the project's head and passed on to `forward`.
 
-    def __init__(self, project_id: str, runtime: Runtime, forward: Progress | None) -> None:
+    Each step goes to `forward` as it comes (scan, embed, write, done); a heartbeat thread writes the
+    latest one to the head every HEARTBEAT_S and passes it on again, so both stay fresh while one
+    long step (an embedding window, the last writes) is at work.
+    """
+
+    def __init__(
+        self, project_id: str, runtime: Runtime, forward: Progress | None, request: IndexRequest
+    ) -> None:
         self._project_id = project_id
         self._projects = runtime.projects
         self._forward = forward
-        self._started = time.time()
-        self._written = 0.0
+        self._job = {
+            "state": "running",
+            "job_id": uuid.uuid4().hex,
+            "started": time.time(),
+            "embedding_model_config": _model_of(request),
+            "full": request.full,
+        }
+        self._step = IndexProgress()
+        self._passing = threading.Lock()  # one step at a time to `forward`, in the run's order
+        self._stopped = threading.Event()
+        self._heartbeat = threading.Thread(
+            target=self._beat, name=f"index-heartbeat-{project_id}", daemon=True
+        )
 
     def start(self) -> None:
-        """Record the job as running, with nothing done yet."""
-        self._write(0, 0, "")
+        """Record the job as running, with nothing done yet, and start its heartbeat."""
+        with _running_lock:
+            _running[self._project_id] += 1
+        self._write()
+        self._heartbeat.start()
 
-    def __call__(self, done: int, total: int, path: str) -> None:
-        """One more file planned."""
-        if self._forward is not None:
-            self._forward(done, total, path)
-        if time.monotonic() - self._written >= PROGRESS_EVERY_S or done == total:
-            self._write(done, total, path)
+    def __call__(self, step: IndexProgress) -> None:
+        """The run reached `step`."""
+        with self._passing:
+            self._step = step
+            if self._forward is not None:
+                self._forward(step)
 
     def finish(self) -> None:
         """The job is over, whichever way it ended."""
+        self._stopped.set()
+        if self._heartbeat.is_alive():
+            self._heartbeat.join()
+        with _running_lock:
+            _running[self._project_id] -= 1
+            if not _running[self._project_id]:
+                del _running[self._project_id]
         self._projects.set_indexing(self._project_id, None)
 
-    def _write(self, done: int, total: int, path: str) -> None:
-        self._written = time.monotonic()
-        job = {
-            "state": "running",
-            "started": self._started,
-            "updated": time.time(),
-            "done": done,
-            "total": total,
-            "path": path,
-        }
+    def _beat(self) -> None:
+        while not self._stopped.wait(HEARTBEAT_S):
+            try:
+                with self._passing:
+                    if self._forward is not None:
+                        self._forward(self._step)
+                self._write()
+            except Exception as exc:  # the next beat tries again; the run goes on
+                logger.warning("index heartbeat of %s failed: %s", self._project_id, exc)
+
+    def _write(self) -> None:
+        job = {**self._job, "updated": time.time(), **self._step.fields()}
         self._projects.set_indexing(self._project_id, job)
+
+
+def _model_of(request: IndexRequest) -> dict[str, Any] | None:
+    """The run's model, to start it again after its server died (never the keys)."""
+    config = request.embedding_model_config
+    return None if config is None else config.model_dump(mode="json")
 
 
 def _response(project_id: str, report: IndexReport, version: int, *, incremental: bool) -> IndexResponse:

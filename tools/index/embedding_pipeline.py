@@ -26,12 +26,13 @@ def embed_and_write(
     cache: EmbeddingCache,
     embedder: Embedder,
     write: Callable[[Sequence[Item], list[list[list[float]]]], None],
-    after_window: Callable[[Item], None] | None = None,
+    after_window: Callable[[Sequence[Item]], None] | None = None,
 ) -> list[int]:
     """Write every item with a vector per text (from the cache or the model).
 
     `texts_of` gives each item the same number of texts (a chunk's code and its name, say); `write`
-    gets, per item, their vectors in that order. Returns how many texts of each kind the model embedded.
+    gets, per item, their vectors in that order; `after_window` each window once it is embedded and
+    handed to the writer. Returns how many texts of each kind the model embedded.
     """
     embedded = [0] * (len(texts_of(items[0])) if items else 0)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-write") as writer:
@@ -48,7 +49,7 @@ def embed_and_write(
                 writing.result()  # one window in flight; a failed write stops the run here
             writing = writer.submit(write, window, [list(vectors) for vectors in zip(*by_kind, strict=True)])
             if after_window is not None:
-                after_window(window[-1])
+                after_window(window)
         if writing is not None:
             writing.result()
     return embedded

@@ -14,16 +14,10 @@ unchanged file. The listing and the symbol index are read once (the overview nee
 import time
 from collections.abc import Iterable, Sequence
 
-from reactstep.tools.index.indexer import (
-    IndexReport,
-    Plan,
-    Progress,
-    apply_plan,
-    embedding_progress,
-    plan_file,
-)
+from reactstep.tools.index.indexer import IndexReport, Plan, apply_plan, plan_file
 from reactstep.tools.index.noise import load_noise_rules
 from reactstep.tools.index.overview import save_overview
+from reactstep.tools.index.progress import Progress, RunProgress
 from reactstep.tools.index.symbols import SymbolIndex, SymbolIndexUpdate, load_symbol_index, save_symbol_index
 from reactstep.tools.source.chunking import detect_language
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
@@ -102,6 +96,7 @@ def _index(
     vectors.ensure_collection(report.collection, embedder.dimension, CHUNK_VECTORS)
     plan = Plan(symbols=SymbolIndexUpdate(previous), noise=load_noise_rules(store, project_id))
     current: dict[str, ObjectInfo | None] = {}
+    run = RunProgress(progress)
     for done, path in enumerate(paths, start=1):
         points = vectors.project_points(report.collection, project_id, path)
         existing = {point_id: facts for point_id, facts in points.items() if facts.get("path") == path}
@@ -110,9 +105,8 @@ def _index(
             plan_file(project_id, store, info, existing, plan, report, max_file_bytes)
         else:
             plan.stale.extend(existing)
-        if progress is not None:
-            progress(done, len(paths), path)
-    apply_plan(plan, project_id, vectors, embedder, report, embedding_progress(progress, len(paths)))
+        run.planned(done, len(paths), len(plan.new_points), path)
+    apply_plan(plan, project_id, vectors, embedder, report, run)
     symbol_index = plan.symbols.finish_paths(current)
     if plan.symbols.changed:
         save_symbol_index(store, project_id, symbol_index)
@@ -121,5 +115,6 @@ def _index(
     save_overview(store, project_id, listed, symbol_index)
     report.parsed = plan.symbols.parsed
     report.symbols = sum(len(entry.symbols) for entry in symbol_index.files.values())
+    run.done()
     report.seconds = time.perf_counter() - started
     return report

@@ -22,7 +22,7 @@ import hashlib
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from reactstep.tools.index.embedding_cache import EmbeddingCache
 from reactstep.tools.index.embedding_pipeline import embed_and_write
 from reactstep.tools.index.noise import NoiseRules, load_noise_rules, noise_in_text
 from reactstep.tools.index.overview import save_overview
+from reactstep.tools.index.progress import Progress, RunProgress
 from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, save_symbol_index
 from reactstep.tools.source.chunking import Chunk, FileOutline, detect_language, outline_file
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
@@ -41,8 +42,6 @@ from reactstep.tools.vectors.sparse import encode_document
 from reactstep.tools.vectors.store import CHUNK_VECTORS, ChunkPoint, VectorStore
 
 _NAMESPACE = uuid.UUID("9a4c2f1e-5b7d-4e8a-9c3f-2d1b0a6e7f58")
-
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -94,13 +93,14 @@ def index_project(
     files = [info for info in listed if detect_language(info.path) is not None]
     plan = Plan(symbols=SymbolIndexUpdate(load_symbol_index(store, project_id)))
     plan.noise = load_noise_rules(store, project_id)
+    run = RunProgress(progress)
     for done, info in enumerate(files, start=1):
         plan_file(project_id, store, info, indexed.pop(info.path, {}), plan, report, max_file_bytes)
-        if progress is not None:
-            progress(done, len(files), info.path)
+        run.planned(done, len(files), len(plan.new_points), info.path)
     plan.stale.extend(point_id for points in indexed.values() for point_id in points)
-    apply_plan(plan, project_id, vectors, embedder, report, embedding_progress(progress, len(files)))
+    apply_plan(plan, project_id, vectors, embedder, report, run)
     _save_symbols(project_id, store, plan.symbols, listed, report)
+    run.done()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -214,26 +214,20 @@ def _keyed(project_id: str, chunks: Sequence[Chunk]) -> Iterable[tuple[str, Chun
         yield str(uuid.uuid5(_NAMESPACE, key)), chunk
 
 
-def embedding_progress(progress: Progress | None, files: int) -> Callable[[str], None] | None:
-    """Progress while chunks are embedded: every file is planned, so done == total, with the path the
-    embedder reached. It keeps a long run's job fresh (and its event stream alive) after the last file."""
-    if progress is None:
-        return None
-    return lambda path: progress(files, files, path)
-
-
 def apply_plan(
     plan: Plan,
     project_id: str,
     vectors: VectorStore,
     embedder: Embedder,
     report: IndexReport,
-    embedded: Callable[[str], None] | None = None,
+    run: RunProgress,
 ) -> None:
-    """Write the plan: new points (embedded, calling `embedded` after each window), moves, deletes."""
+    """Write the plan: new points (embedded, `run` told after each window), moves, deletes."""
     collection = report.collection
+    run.embedding()
     if plan.new_points:
-        _add_points(plan, project_id, vectors, embedder, report, embedded)
+        _add_points(plan, project_id, vectors, embedder, report, run)
+    run.writing()
     if plan.moved:
         vectors.update_payload(collection, plan.moved)
     if plan.stale:
@@ -247,7 +241,7 @@ def _add_points(
     vectors: VectorStore,
     embedder: Embedder,
     report: IndexReport,
-    embedded_window: Callable[[str], None] | None,
+    run: RunProgress,
 ) -> None:
     """Upsert the new points, their dense and name vectors from the cache where it has them.
 
@@ -270,14 +264,13 @@ def _add_points(
         ]
         vectors.upsert(report.collection, points)
 
-    after = None if embedded_window is None else (lambda point: embedded_window(point[1].path))
     embedded, _ = embed_and_write(
         plan.new_points,
         lambda point: (dense_text(point[1]), name_text(point[1])),
         cache,
         embedder,
         write,
-        after,
+        lambda window: run.embedded(len(window), window[-1][1].path),
     )
     report.embedded += embedded
     report.reused += len(plan.new_points) - embedded

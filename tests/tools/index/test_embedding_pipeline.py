@@ -41,7 +41,7 @@ def test_every_item_is_written_once_in_order_with_its_vector(cache: EmbeddingCac
     items = list(range(WINDOW * 2 + 3))
     embedder = CountingEmbedder()
     written: list[tuple[int, list[float], str]] = []
-    after: list[int] = []
+    after: list[Sequence[int]] = []
 
     def write(window: Sequence[int], vectors: list[list[list[float]]]) -> None:
         name = threading.current_thread().name
@@ -54,7 +54,11 @@ def test_every_item_is_written_once_in_order_with_its_vector(cache: EmbeddingCac
     assert all(vector[0] == item % 2 for item, vector, _ in written)
     assert {name for _, _, name in written} == {"index-write_0"}  # never the embedding thread
     assert [size for size, _ in embedder.calls] == [WINDOW, WINDOW, 3]
-    assert after == [WINDOW - 1, 2 * WINDOW - 1, len(items) - 1]
+    assert [list(window) for window in after] == [
+        items[:WINDOW],
+        items[WINDOW : 2 * WINDOW],
+        items[2 * WINDOW :],
+    ]
     again = CountingEmbedder()
     assert embed_and_write(items, lambda item: (str(item),), cache, again, lambda *_: None) == [0]  # cached
     assert again.calls == []

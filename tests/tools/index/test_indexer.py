@@ -7,6 +7,7 @@ import pytest
 
 from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.index.indexer import IndexReport, collection_name, index_project
+from reactstep.tools.index.progress import IndexProgress
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder
 from reactstep.tools.vectors.qdrant import QdrantVectorStore
@@ -160,14 +161,17 @@ def test_index_paths_touches_only_the_given_files(
 def test_progress_goes_on_while_chunks_are_embedded(
     files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
 ) -> None:
-    calls: list[tuple[int, int, str]] = []
-    index_project(
-        "demo",
-        files,
-        vectors,
-        local_embedder,
-        max_file_bytes=100_000,
-        progress=lambda *call: calls.append(call),
-    )
-    # One call per file planned (logo.png is no source), then one per embedding window, all files done.
-    assert calls == [(1, 2, "README.md"), (2, 2, "src/app.py"), (2, 2, "src/app.py")]
+    calls: list[IndexProgress] = []
+    index_project("demo", files, vectors, local_embedder, max_file_bytes=100_000, progress=calls.append)
+    # One step per file planned (logo.png is no source), one per embedding window, then the writes.
+    assert [
+        (step.phase, step.files_done, step.chunks_done, step.chunks_total, step.path) for step in calls
+    ] == [
+        ("scan", 1, 0, 1, "README.md"),
+        ("scan", 2, 0, 6, "src/app.py"),
+        ("embed", 2, 0, 6, "src/app.py"),
+        ("embed", 2, 6, 6, "src/app.py"),
+        ("write", 2, 6, 6, "src/app.py"),
+        ("done", 2, 6, 6, "src/app.py"),
+    ]
+    assert {step.files_total for step in calls} == {2}
