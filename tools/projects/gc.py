@@ -79,11 +79,11 @@ def _remove(
         remove_blob(store, project_id, sha)
     head = projects.head(project_id).version
     for version in range(start + 1, head + 1):
-        sha = projects.change(project_id, version).sha256
-        data = held.get(sha) if sha is not None else None
-        if data is not None:
-            store.put_index_file(project_id, blob_name(sha), data)
-            doomed.discard(sha)
+        named = projects.change(project_id, version).sha256
+        data = held.get(named) if named is not None else None
+        if named is not None and data is not None:
+            store.put_index_file(project_id, blob_name(named), data)
+            doomed.discard(named)
     return {sha for sha in doomed if held[sha] is not None}
 
 

@@ -137,6 +137,14 @@ class Projects:
         last = min(head.version, since + limit)
         return head.version, [self._change(project_id, version) for version in range(since + 1, last + 1)]
 
+    def caught_up(self, project_id: str) -> int:
+        """The head's version after moving it over entries a dead writer journaled but did not name."""
+        version = self.head(project_id).version
+        while self._store.get_index_file(project_id, change_name(version + 1)) is not None:
+            self._help_forward(project_id, version + 1)
+            version = self.head(project_id).version
+        return version
+
     def change(self, project_id: str, version: int) -> Change:
         """The journal entry of `version` (1 <= version <= the head's)."""
         return self._change(project_id, version)

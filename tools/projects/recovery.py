@@ -48,7 +48,7 @@ def settle(
 
 def _add_journaled(projects: Projects, project_id: str, history: PathHistory, after: int, now: float) -> None:
     """Journal entries of the path after version `after` that its history does not list yet."""
-    head = projects.head(project_id).version
+    head = projects.caught_up(project_id)
     for version in range(after + 1, head + 1):
         change = projects.change(project_id, version)
         if change.path == history.path and version > history.last_version:

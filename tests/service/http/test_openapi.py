@@ -617,6 +617,7 @@ PROJECT_ROUTES = [
     ("file delete", "DELETE", FILE),
     ("sync", "POST", SYNC),
     ("changes", "GET", f"{DEMO}/changes"),
+    ("gc", "POST", f"{DEMO}/gc"),
 ]
 
 MCP = "/mcp/demo"
@@ -1169,6 +1170,18 @@ CALLS: dict[str, Call] = {
     "file get missing": Call("GET", f"{DEMO}/files/src/nope.py", 404, code="file_not_found"),
     "file get bad path": Call("GET", f"{DEMO}/files/a%07b.py", 422, code="invalid_path"),
     "file get storage unavailable": Call("GET", FILE, 503, broken_store=True, code="storage_unavailable"),
+    "file get version": Call(
+        "GET", f"{FILE}?version=0", 200, tool_write=True, media="application/octet-stream"
+    ),
+    "file get version deleted": Call(
+        "GET", f"{DEMO}/files/src/nope.py?version=0", 404, code="file_not_found"
+    ),
+    "file get version ahead": Call("GET", f"{FILE}?version=9", 409, code="conflict"),
+    "file get bad version": Call("GET", f"{FILE}?version=x", 422, code="validation_failed"),
+    "gc": Call("POST", f"{DEMO}/gc", 200, tool_write=True, expect={"removed": [], "paths": 1}),
+    "gc missing project": Call("POST", f"{PROJECTS}/nope/gc", 404, code="project_not_found"),
+    "gc bad project id": Call("POST", f"{PROJECTS}/.bad/gc", 422, code="validation_failed"),
+    "gc storage unavailable": Call("POST", f"{DEMO}/gc", 503, broken_store=True, code="storage_unavailable"),
     "file delete": Call("DELETE", FILE, 200, expect={"path": "src/app.py", "version": 1, "sha256": None}),
     "file delete missing": Call("DELETE", f"{DEMO}/files/src/nope.py", 404, code="file_not_found"),
     "file delete over a tool write": Call(
@@ -1217,7 +1230,15 @@ CALLS: dict[str, Call] = {
         tool_write=True,
         expect={
             "version": 1,
-            "changes": [{"version": 1, "path": "src/app.py", "sha256": BYE_SHA256, "origin": "tool"}],
+            "changes": [
+                {
+                    "version": 1,
+                    "path": "src/app.py",
+                    "sha256": BYE_SHA256,
+                    "origin": "tool",
+                    "url": "/api/projects/demo/files/src/app.py?version=1",
+                }
+            ],
         },
     ),
     "changes missing project": Call("GET", f"{PROJECTS}/nope/changes", 404, code="project_not_found"),
