@@ -2,6 +2,7 @@
 the same data dir refuses and touches nothing, a serve that cannot bind its port leaves any note alone,
 and the commands keep using the first server and say so."""
 
+import fcntl
 import json
 import os
 import socket
@@ -68,3 +69,19 @@ def test_a_serve_on_a_taken_port_fails_in_one_line_and_leaves_the_note_alone(env
     assert (failed.returncode, failed.stdout) == (1, "")
     assert failed.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
     assert (data_dir / "server.json").read_text() == stale
+
+
+def test_in_process_says_why_and_that_the_vector_store_is_held(env: dict[str, str], project: Path) -> None:
+    """Another process (here: this test) holds the embedded store: the command says so plainly."""
+    data_dir = Path(env["REACTSTEP_DATA_DIR"])
+    (data_dir / "vectors").mkdir(parents=True)
+    with open(data_dir / "vectors" / "store.lock", "a+", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        indexed = reactstep(env, "index", str(project), "--project", "demo")
+    assert indexed.returncode == 1
+    said, error = indexed.stderr.splitlines()
+    assert said == f"running in this process on {data_dir} (no --server, and no `reactstep serve` runs on it)"
+    assert error.startswith("error: ")
+    assert f"in use by another process (pid {os.getpid()}); run one server per data dir" in error
