@@ -72,10 +72,15 @@ def crash(settings: Settings, point: str, work: Callable[[str], None]) -> None:
     port = free_port()
     command = [sys.executable, LAUNCHER, "serve", "--host", "127.0.0.1", "--port", str(port)]
     env = environment(settings) | {"CRASH_POINT": point}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = Path(settings.data_dir) / f"crash-{point}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(url, process)
+        try:
+            wait_until_up(url, process)
+        except AssertionError as exc:
+            raise AssertionError(log.read_text()[-3000:]) from exc
         with pytest.raises(httpx.TransportError):
             work(url)
         assert process.wait(timeout=30) == -signal.SIGKILL
