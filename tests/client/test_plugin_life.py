@@ -148,6 +148,7 @@ def test_the_plugin_life_over_http(
                 "path": VERSION_FILE,
                 "sha256": hashlib.sha256(new_bytes).hexdigest(),
                 "origin": "tool",
+                "url": f"{httpx.URL(plugin.base).path}/files/{VERSION_FILE}?version={plugin.version + 1}",
             }
         ],
     }
