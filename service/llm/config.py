@@ -3,9 +3,9 @@
 from pydantic import SecretStr
 
 from reactstep.service.limits import check_max_tokens
-from reactstep.service.llm.gateway import provider_of
-from reactstep.service.llm.net_guard import check_api_base, check_model
-from reactstep.service.llm.protocol import LLMRequest
+from reactstep.service.llm.gateway import model_facts, provider_of
+from reactstep.service.llm.net_guard import check_api_base, check_provider
+from reactstep.service.llm.protocol import LLMRequest, ModelFacts
 from reactstep.service.schemas import LLMConfig, UserApiKeys
 from reactstep.service.settings import Settings
 
@@ -13,26 +13,33 @@ from reactstep.service.settings import Settings
 TEXT_STOP = ("\nObservation:",)
 
 
-def resolve_llm_request(config: LLMConfig, keys: UserApiKeys, settings: Settings) -> LLMRequest:
-    """The call to make, messages still empty: request overrides first, then server defaults."""
-    model = config.model or settings.llm_model
+def resolve_llm_request(
+    config: LLMConfig, keys: UserApiKeys, settings: Settings
+) -> tuple[LLMRequest, ModelFacts]:
+    """The call to make, messages still empty (request overrides first, then server defaults), and
+    what the step needs to know about its model, asked once."""
+    facts = model_facts(config.model or settings.llm_model)
+    model = facts.model
     if config.model is not None or config.api_base is not None:
-        check_model(model, settings.llm_allowed_providers, "llm_config.model", config.api_base is not None)
+        with_base = config.api_base is not None
+        check_provider(facts.provider, settings.llm_allowed_providers, "llm_config.model", with_base)
     check_max_tokens(config.max_tokens, settings.llm_max_tokens_cap)
     api_base = settings.llm_api_base
     if config.api_base is not None:
         check_api_base(config.api_base, settings.llm_api_base_allowlist)
         api_base = config.api_base
-    return LLMRequest(
+    key = provider_key(settings.llm_api_key, facts.provider, settings.llm_model, config.api_base)
+    request = LLMRequest(
         model=model,
         messages=[],
         temperature=settings.llm_temperature if config.temperature is None else config.temperature,
         max_tokens=config.max_tokens or settings.llm_max_tokens,
         timeout_s=settings.llm_timeout_s,
         api_base=api_base,
-        api_key=keys.llmKey or server_key(settings.llm_api_key, model, settings.llm_model, config.api_base),
+        api_key=keys.llmKey or key,
         stop=TEXT_STOP,
     )
+    return request, facts
 
 
 def server_key(
@@ -40,6 +47,13 @@ def server_key(
 ) -> SecretStr | None:
     """The server's own key, only for its own endpoint: never sent to a request's api_base or to
     another provider than the default model's."""
+    return provider_key(key, provider_of(model), default_model, request_api_base)
+
+
+def provider_key(
+    key: SecretStr | None, provider: str | None, default_model: str, request_api_base: str | None
+) -> SecretStr | None:
+    """server_key for a model whose provider is already known."""
     if key is None or request_api_base is not None:
         return None
-    return key if provider_of(model) == provider_of(default_model) else None
+    return key if provider == provider_of(default_model) else None

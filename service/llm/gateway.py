@@ -3,8 +3,8 @@
 complete(request) -> LLMReply                      one chat completion
 stream(request)   -> text deltas ..., LLMReply     the same answer, as it arrives
 a provider that rejects the stop sequences is asked again without them (stop_dropped)
-model facts (litellm's offline tables): context_window, supports_native_tools, count_tokens,
-    missing_provider_keys
+model facts (litellm's offline tables): model_facts (provider, native tools, context window, asked
+    once per model name), provider_of, count_tokens, missing_provider_keys
 """
 
 import asyncio
@@ -27,7 +27,7 @@ from reactstep.service.errors import (
     LLMUnavailable,
 )
 from reactstep.service.llm.clients import async_handler, sync_handler, sync_openai_client
-from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message
+from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message, ModelFacts
 from reactstep.service.llm.provider_errors import translate_error
 from reactstep.service.llm.replies import delta_text, reply_from
 from reactstep.service.llm.token_counts import TokenCounts
@@ -216,7 +216,12 @@ def _call_arguments(request: LLMRequest, http_handler: Callable[[], Any]) -> dic
 
 
 @lru_cache(maxsize=MODEL_FACTS_CACHED)
-def context_window(model: str) -> int | None:
+def model_facts(model: str) -> ModelFacts:
+    """Everything a step asks about its model, in one look-up per model name."""
+    return ModelFacts(model, provider_of(model), _supports_native_tools(model), _context_window(model))
+
+
+def _context_window(model: str) -> int | None:
     """Input tokens the model accepts, from litellm's offline table; None when it does not know."""
     try:
         info = _import_litellm().get_model_info(model)
@@ -226,8 +231,7 @@ def context_window(model: str) -> int | None:
     return int(window) if window else None
 
 
-@lru_cache(maxsize=MODEL_FACTS_CACHED)
-def supports_native_tools(model: str) -> bool:
+def _supports_native_tools(model: str) -> bool:
     """Whether litellm's table says the model takes tool schemas (function calling)."""
     try:
         return bool(_import_litellm().supports_function_calling(model=model))

@@ -20,54 +20,54 @@ class MeteredGateway:
 
     async def complete(self, request: LLMRequest) -> LLMReply:
         """The inner gateway's reply, measured."""
-        started = _begin(request)
+        provider = _provider(request)
+        started = _begin(request, provider)
         outcome = "error"
         try:
             reply = await self.inner.complete(request)
             outcome = "ok"
-            self._reply(request, reply)
+            self._reply(provider, reply)
             return reply
         except UpstreamError as error:
             outcome = error.code
             raise
         finally:
-            self._attempt(request, outcome, started)
+            self._attempt(request, provider, outcome, started)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
         """The inner gateway's stream, measured from the call to its last item."""
-        started = _begin(request)
+        provider = _provider(request)
+        started = _begin(request, provider)
         outcome = "cancelled"  # the client left before the end
         try:
             async for item in self.inner.stream(request):
                 if isinstance(item, LLMReply):
                     outcome = "ok"
-                    self._reply(request, item)
+                    self._reply(provider, item)
                 yield item
         except UpstreamError as error:
             outcome = error.code
             raise
         finally:
-            self._attempt(request, outcome, started)
+            self._attempt(request, provider, outcome, started)
 
-    def _reply(self, request: LLMRequest, reply: LLMReply) -> None:
+    def _reply(self, provider: str, reply: LLMReply) -> None:
         usage = reply.usage
-        self.metrics.llm_tokens(
-            _provider(request), usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
-        )
+        self.metrics.llm_tokens(provider, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
         request_context.note(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cached_tokens=usage.cached_tokens,
         )
 
-    def _attempt(self, request: LLMRequest, outcome: str, started: float) -> None:
+    def _attempt(self, request: LLMRequest, provider: str, outcome: str, started: float) -> None:
         seconds = time.perf_counter() - started
-        self.metrics.llm_call(_provider(request), outcome, seconds, retry=request.attempt > 0)
+        self.metrics.llm_call(provider, outcome, seconds, retry=request.attempt > 0)
         request_context.add("llm_ms", round(seconds * 1000, 3))
 
 
-def _begin(request: LLMRequest) -> float:
-    request_context.note(model=request.model, provider=_provider(request), llm_attempts=request.attempt + 1)
+def _begin(request: LLMRequest, provider: str) -> float:
+    request_context.note(model=request.model, provider=provider, llm_attempts=request.attempt + 1)
     return time.perf_counter()
 
 

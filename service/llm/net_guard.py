@@ -83,7 +83,11 @@ def check_api_base(url: str, allowlist: list[str], field: str = "llm_config.api_
 
 def check_model(model: str, allowed: list[str], field: str, with_api_base: bool) -> None:
     """Refuse a model whose litellm provider is not allowed (or not OpenAI-compatible with an api_base)."""
-    provider = provider_of(model)
+    check_provider(provider_of(model), allowed, field, with_api_base)
+
+
+def check_provider(provider: str | None, allowed: list[str], field: str, with_api_base: bool) -> None:
+    """check_model for a model whose provider is already known (None: litellm cannot route it)."""
     if provider is None or provider not in allowed:
         raise ForbiddenProvider(
             f"{field} names provider {provider or 'unknown'!r}, which this server does not allow "

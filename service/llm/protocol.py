@@ -28,6 +28,16 @@ class LLMRequest:
 
 
 @dataclass(frozen=True)
+class ModelFacts:
+    """What a step needs to know about its model, from litellm's offline tables, resolved once."""
+
+    model: str
+    provider: str | None  # the provider the name routes to ('openai/x' -> 'openai'); None if unknown
+    native_tools: bool  # takes tool schemas (function calling)
+    context_window: int | None  # input tokens it accepts; None when the table does not know
+
+
+@dataclass(frozen=True)
 class NativeToolCall:
     """A tool call the provider returned, its arguments still JSON text."""
 

@@ -1,7 +1,7 @@
 """Native tool calling: tools go to the provider as JSON Schemas, and its tool call comes back as the
 same parsed action the text protocol gives.
 
-    tool_calling auto ─► native when litellm says the model supports function calling, else text
+    tool_calling auto ─► native when litellm's table says the model calls functions (ModelFacts), else text
     reply with tool calls ─► the first one, as a JSON action blob ─► parse_reply (the one grammar:
         same schema checks, same error messages) ─► action; thought = the content's reasoning
     reply without tool calls ─► parse_reply(content): a Final Answer, a text Action, or a format error
@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reactstep.service.llm.gateway import supports_native_tools
-from reactstep.service.llm.protocol import LLMReply
+from reactstep.service.llm.protocol import LLMReply, ModelFacts
 from reactstep.service.parsing.arg_drift import Aliases
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
 from reactstep.service.schemas import ClientTool, ToolCallingMode
@@ -32,10 +31,10 @@ class NativeParse:
     ignored_calls: int = 0
 
 
-def resolve_mode(mode: ToolCallingMode, model: str) -> ResolvedMode:
-    """text or native; auto asks litellm whether the model does function calling."""
+def resolve_mode(mode: ToolCallingMode, facts: ModelFacts) -> ResolvedMode:
+    """text or native; auto follows whether the model does function calling."""
     if mode == "auto":
-        return "native" if supports_native_tools(model) else "text"
+        return "native" if facts.native_tools else "text"
     return mode
 
 

@@ -1,7 +1,8 @@
 """One ReAct step: render the prompt, ask the model, parse its reply into a step result.
 
 max_iterations_left == 0  -> max_iterations_reached (no LLM call)
-prepare_step: tools -> llm request -> tool calling mode (text | native) -> loop warnings
+prepare_step: tools -> llm request and its model's facts (asked once) -> tool calling mode
+              (text | native) -> loop warnings
               -> the project overview section when the request asks for it (overview_section)
               -> observations cut to head + tail -> prompt fitted to the context window (budget)
 run_react_step: LLM call with retries inside the deadline (retries) -> interpret (outcome)
@@ -17,7 +18,6 @@ from typing import Any
 from reactstep.service import request_context
 from reactstep.service.limits import cap_reply, check_history_length
 from reactstep.service.llm.config import resolve_llm_request
-from reactstep.service.llm.gateway import context_window
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
 from reactstep.service.schemas import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
@@ -80,10 +80,16 @@ def prepare_step(
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
     check_history_length(len(request.conversation_history), settings.max_history_items)
     tools = step_tools(request, registry)
-    llm_request, mode = _llm_request(request, settings, registry)
+    llm_request, facts = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
+    mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, facts)
+    if mode == "native":
+        llm_request = replace(llm_request, stop=(), tools=provider_tools(registry, request.client_tools))
     repeated = repeated_actions(request.conversation_history, settings.loop_repeats)
     warnings = loop_warnings(repeated)
-    llm_request, notes = _fitted(request, settings, registry, llm_request, mode, warnings, project_overview)
+    window = facts.context_window or settings.llm_default_context_window
+    llm_request, notes = _fitted(
+        request, settings, registry, llm_request, mode, warnings, project_overview, window
+    )
     notes += [
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
         for item in repeated
@@ -107,17 +113,6 @@ def prepare_step(
     )
 
 
-def _llm_request(
-    request: ReactStepRequest, settings: Settings, registry: ToolRegistry
-) -> tuple[LLMRequest, ResolvedMode]:
-    """The call without its messages yet, and how it offers the tools."""
-    llm_request = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
-    mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, llm_request.model)
-    if mode == "native":
-        llm_request = replace(llm_request, stop=(), tools=provider_tools(registry, request.client_tools))
-    return llm_request, mode
-
-
 def _fitted(
     request: ReactStepRequest,
     settings: Settings,
@@ -126,8 +121,9 @@ def _fitted(
     mode: ResolvedMode,
     warnings: list[str],
     project_overview: str | None,
+    window: int,
 ) -> tuple[LLMRequest, list[str]]:
-    """The call with its messages, cut and fitted to the model's window, and notes on what that took."""
+    """The call with its messages, cut and fitted to the model's `window`, and notes on what that took."""
     history, cut = cut_observations(request.conversation_history, settings.max_observation_chars)
     overview = overview_section(request, project_overview, settings.project_overview_max_chars)
     parts = PromptParts(
@@ -138,7 +134,6 @@ def _fitted(
         notices=tuple(warnings),
         overview=overview.text,
     )
-    window = context_window(llm_request.model) or settings.llm_default_context_window
     fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
     notes = [overview.note] if overview.note else []
     notes += _prompt_notes(cut, fitted, window, settings.max_observation_chars)

@@ -7,6 +7,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
+from reactstep.service.llm.gateway import model_facts
 from reactstep.service.step.native_tools import resolve_mode
 from reactstep.tools.catalog import default_registry
 from tests.service.step.test_react_step import HISTORY, step_body
@@ -236,4 +237,4 @@ def test_tool_calling_mode_is_resolved(
     ],
 )
 def test_auto_asks_litellm_whether_the_model_calls_functions(mode: str, model: str, resolved: str) -> None:
-    assert resolve_mode(mode, model) == resolved
+    assert resolve_mode(mode, model_facts(model)) == resolved
