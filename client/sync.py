@@ -175,11 +175,10 @@ def _upload(api: ProjectApi, path: str, data: bytes, if_match: str | None) -> No
 def _index_progress(progress: Progress | None) -> Callable[[str, dict[str, Any]], None]:
     def on_event(name: str, data: dict[str, Any]) -> None:
         if name == "progress" and progress is not None:
-            # files_done/files_total: the phased events; done/total: a server from before them
-            done, total = (
-                data.get("files_done", data.get("done", 0)),
-                data.get("files_total", data.get("total", 0)),
-            )
+            # chunks while embedding (where the time goes), files before; done/total: an older server
+            unit = "chunks" if data.get("phase") in ("embed", "write", "done") else "files"
+            done = data.get(f"{unit}_done", data.get("done", 0))
+            total = data.get(f"{unit}_total", data.get("total", 0))
             progress(done, total, data.get("path") or data.get("phase", ""))
 
     return on_event
