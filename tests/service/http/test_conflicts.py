@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from reactstep.tools.projects.journal import Projects
+from reactstep.tools.projects.journaled import JournaledStore
+from reactstep.tools.store.local import LocalStore
+
 P = "/api/projects/web"
 ORIGINAL = b"def main():\n    return 'v1'\n"
 AGENTS = b"def main():\n    return 'agent'\n"
@@ -194,3 +198,23 @@ def test_a_version_ahead_of_the_project_is_409_on_every_route(
     assert client.get(f"{P}/files/src/app.py").content == AGENTS
     assert error(client.get(f"{P}/files/src/new.py")) == (404, "file_not_found")
     assert client.get(P).json()["version"] == 26
+
+
+def test_a_tools_delete_is_a_conflict_until_fetched_or_recreated_on_purpose(
+    make_client: Callable[..., TestClient], local_store: LocalStore
+) -> None:
+    # No tool deletes files today; a journaled delete of origin "tool" stands for one that will.
+    client = make_client()
+    client.put(P)
+    client.put(f"{P}/files/src/app.py", content=ORIGINAL)
+    JournaledStore(local_store, Projects(local_store), "tool").delete("web", "src/app.py")
+    files = {"src/app.py": sha(USERS)}
+    plan = client.post(f"{P}/sync", json={"files": files, "base_version": 1}).json()
+    gone = {"path": "src/app.py", "version": 2, "sha256": None, "etag": None, "base_sha256": sha(ORIGINAL)}
+    assert (plan["upload"], plan["conflicts"], plan["version"]) == ([], [gone], 1)
+    url = f"{P}/files/src/app.py?base_version=1"
+    assert error(client.put(url, content=USERS)) == (409, "conflict")
+    assert error(client.get(f"{P}/files/src/app.py")) == (404, "file_not_found")
+    assert client.put(url, content=USERS, headers={"if-none-match": "*"}).status_code == 200
+    plan = client.post(f"{P}/sync", json={"files": files, "base_version": 1}).json()
+    assert (plan["upload"], plan["conflicts"], plan["version"]) == ([], [], 3)
