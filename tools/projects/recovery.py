@@ -25,9 +25,9 @@ from reactstep.tools.store.objects import ObjectInfo, ObjectStore
 def settle(
     store: ObjectStore, projects: Projects, project_id: str, path: str, left: dict[str, Any] | None
 ) -> tuple[PathHistory, str | None, ObjectInfo | None]:
-    """The path's history (saved when it changed), its etag and the file's entry; the lease is held."""
+    """The path's history (saved when it changed; a new empty one is not), its etag and the file's
+    entry; the lease is held."""
     history, etag = load_history(store, project_id, path)
-    fresh = history is None
     if history is None:
         history = PathHistory(path=path, floor=0)
     before = (len(history.entries), history.floor, len(history.loose), history.etag)
@@ -36,12 +36,12 @@ def settle(
         _add_journaled(projects, project_id, history, int(left["after"]), now)
     current = store.head(project_id, path)
     held = None if current is None else current.etag
-    if held != history.etag or (fresh and current is not None):
+    if held != history.etag:
         _reconcile(store, projects, project_id, history, current, left, now)
     orphan = None if left is None else left.get("sha256")
     if isinstance(orphan, str) and orphan not in history.kept_sha256s():
         history.loose.append((orphan, now))  # its blob may exist with no version naming it
-    if fresh or before != (len(history.entries), history.floor, len(history.loose), history.etag):
+    if before != (len(history.entries), history.floor, len(history.loose), history.etag):
         etag = save_history(store, project_id, history, etag)
     return history, etag, current
 

@@ -205,8 +205,14 @@ def test_the_change_feed_lists_uploads_and_deletes_in_order(client: TestClient) 
     assert client.get(f"{P}/web/changes?since=1").json() == {
         "version": 3,
         "changes": [
-            {"version": 2, "path": "b.py", "sha256": sha(b"b\n"), "origin": "sync"},
-            {"version": 3, "path": "a.py", "sha256": None, "origin": "sync"},
+            {
+                "version": 2,
+                "path": "b.py",
+                "sha256": sha(b"b\n"),
+                "origin": "sync",
+                "url": f"{P}/web/files/b.py?version=2",
+            },
+            {"version": 3, "path": "a.py", "sha256": None, "origin": "sync", "url": None},
         ],
     }
     assert client.get(f"{P}/web/changes?since=3").json() == {"version": 3, "changes": []}
@@ -232,7 +238,15 @@ def test_an_approved_write_is_journaled_as_a_tool_change_and_conflicts_with_a_st
     feed = client.get(f"{P}/web/changes?since=1").json()
     assert feed == {
         "version": 2,
-        "changes": [{"version": 2, "path": "v.py", "sha256": sha(b"VERSION = '2.0'\n"), "origin": "tool"}],
+        "changes": [
+            {
+                "version": 2,
+                "path": "v.py",
+                "sha256": sha(b"VERSION = '2.0'\n"),
+                "origin": "tool",
+                "url": f"{P}/web/files/v.py?version=2",
+            }
+        ],
     }
     stale = {"files": {"v.py": sha(b"VERSION = '1.0'\n")}, "base_version": 1}
     plan = client.post(f"{P}/web/sync", json=stale).json()
