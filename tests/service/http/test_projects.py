@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import ScriptedLLMServer
 from reactstep.tools.store.local import LocalStore
+from reactstep.tools.store.local import LocalStore
 
 P = "/api/projects"
 
