@@ -145,11 +145,6 @@ class Settings(BaseSettings):
         gt=0,
         description="An index run silent this long died with its server; the next look restarts it.",
     )
-    index_abandoned_after_s: float = Field(
-        30.0,
-        gt=0,
-        description="An index run silent this long died with its server; the next look restarts it.",
-    )
     project_overview_max_chars: int = Field(
         8_000, description="Budget of the project overview in the system prompt (about 2,000 tokens)."
     )

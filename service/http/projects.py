@@ -24,7 +24,6 @@ from reactstep.service.workspace.projects import create_project, delete_project,
 from reactstep.service.workspace.sync import SyncRequest, list_changes, run_sync
 from reactstep.service.workspace.versions import collect, read_version
 from reactstep.tools.index.progress import IndexProgress
-from reactstep.tools.index.progress import IndexProgress
 
 logger = logging.getLogger("reactstep")
 PROGRESS_EVENT_EVERY_S = 0.25

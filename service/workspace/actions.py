@@ -15,7 +15,6 @@ from reactstep.service.schemas import Approval, ExecuteActionRequest, ExecuteAct
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import reindex_changes
-from reactstep.service.workspace.reindexing import reindex_changes
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.registry import Observation, ToolContext

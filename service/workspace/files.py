@@ -27,7 +27,6 @@ from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_chan
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project, valid_path
 from reactstep.service.workspace.reindexing import saved_index_state
-from reactstep.service.workspace.reindexing import saved_index_state
 from reactstep.tools.errors import StaleFile, ToolError, WriteBusy
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.objects import ObjectInfo, file_path
@@ -55,7 +54,6 @@ class StoredFile(BaseModel):
     sha256: str | None
     version: int
     changed: bool
-    index_state: str | None = None  # after the change: "ready" when search has it (reindexing.py)
     index_state: str | None = None  # after the change: "ready" when search has it (reindexing.py)
 
 

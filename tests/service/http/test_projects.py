@@ -10,7 +10,6 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import ScriptedLLMServer
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.store.local import LocalStore
 
 P = "/api/projects"
 
