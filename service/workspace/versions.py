@@ -14,7 +14,7 @@ from reactstep.service.errors import Conflict, FileNotFound, VersionNotFound
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project, valid_path
-from reactstep.tools.errors import VersionNotKept
+from reactstep.tools.errors import VersionNotKept, WriteBusy
 from reactstep.tools.projects.blobs import read_blob
 from reactstep.tools.projects.gc import collect_garbage
 from reactstep.tools.projects.versioned import sha256_at
@@ -52,6 +52,8 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
             digest = sha256_at(runtime.store, runtime.projects, project_id, path, version)
         except VersionNotKept as exc:
             raise VersionNotFound(f"{exc}; the project keeps {_kept(runtime)}") from exc
+        except WriteBusy as exc:
+            raise Conflict(f"{exc}; read the version again") from exc
         if digest is None:
             raise FileNotFound(f"{path} did not exist at version {version} of project {project_id!r}")
         data = read_blob(runtime.store, project_id, digest) or _current_if(project_id, path, digest, runtime)
@@ -61,10 +63,11 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
 
 
 def base_sha256(project_id: str, path: str, version: int, runtime: Runtime) -> str | None:
-    """The sha256 of the clean `path` at `version`; None when absent then, or not kept."""
+    """The sha256 of the clean `path` at `version`; None when absent then, not kept, or being written
+    for longer than a write waits."""
     try:
         return sha256_at(runtime.store, runtime.projects, project_id, path, version)
-    except VersionNotKept:
+    except (VersionNotKept, WriteBusy):
         return None
 
 
@@ -77,7 +80,10 @@ def collect(project_id: str, runtime: Runtime) -> GcResponse:
     """Delete the project's blobs that no kept version and no current file needs."""
     require_project(project_id, runtime)
     with translated_backend_errors():
-        collected = collect_garbage(runtime.store, runtime.projects, project_id)
+        try:
+            collected = collect_garbage(runtime.store, runtime.projects, project_id)
+        except WriteBusy as exc:
+            raise Conflict(f"{exc}; collect again later") from exc
     return GcResponse(removed=collected.removed, paths=collected.paths)
 
 

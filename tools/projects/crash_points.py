@@ -33,6 +33,11 @@ def on_point(hook: Callable[[str], None]) -> None:
     _hooks.append(hook)
 
 
+def off_point(hook: Callable[[str], None]) -> None:
+    """Stop calling `hook`."""
+    _hooks.remove(hook)
+
+
 def reached(point: str) -> None:
     """A change passed `point`: run the hooks."""
     for hook in _hooks:

@@ -13,10 +13,12 @@ gc.json   {"through": version, "paths": [every path the journal named up to `thr
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.blobs import blob_name, read_blob, remove_blob
-from reactstep.tools.projects.history import save_history
+from reactstep.tools.projects.history import PathHistory, load_history, save_history
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.projects.leases import holding
 from reactstep.tools.projects.recovery import settle
@@ -49,22 +51,22 @@ def collect_garbage(
     needed = set(projects.hashes(project_id).values())
     loose: dict[str, float] = {}
     for path in sorted(paths):
-        with holding(store, project_id, path) as left:
-            history, etag, _ = settle(store, projects, project_id, path, left)
-            if history.prune(projects.retention_s, now):
-                save_history(store, project_id, history, etag)
+        history = _tidied(
+            store, projects, project_id, path, lambda h: bool(h.prune(projects.retention_s, now))
+        )
         needed |= history.kept_sha256s()
         for sha, since in history.loose:
             loose[sha] = max(since, loose.get(sha, since))
     doomed = {sha for sha, since in loose.items() if sha not in needed and now - since >= grace_s}
     removed = _remove(store, projects, project_id, doomed, start)
+
+    def forget(history: PathHistory) -> bool:
+        kept = [(sha, since) for sha, since in history.loose if sha not in needed and sha not in doomed]
+        changed, history.loose = kept != history.loose, kept
+        return changed
+
     for path in sorted(paths):
-        with holding(store, project_id, path) as left:
-            history, etag, _ = settle(store, projects, project_id, path, left)
-            kept = [(sha, since) for sha, since in history.loose if sha not in needed and sha not in doomed]
-            if kept != history.loose:
-                history.loose = kept
-                save_history(store, project_id, history, etag)
+        _tidied(store, projects, project_id, path, forget)
     body = {"through": start, "paths": sorted(paths)}
     store.put_index_file(project_id, CURSOR, json.dumps(body).encode())
     return Collected(removed=sorted(removed), paths=len(paths))
@@ -85,6 +87,21 @@ def _remove(
             store.put_index_file(project_id, blob_name(named), data)
             doomed.discard(named)
     return {sha for sha in doomed if held[sha] is not None}
+
+
+def _tidied(
+    store: ObjectStore, projects: Projects, project_id: str, path: str, tidy: Callable[[PathHistory], bool]
+) -> PathHistory:
+    """Settle the path under its lease and apply `tidy` (True: save it); a path a writer holds for
+    longer than a write waits is only read, and tidied next time."""
+    try:
+        with holding(store, project_id, path) as left:
+            history, etag, _ = settle(store, projects, project_id, path, left)
+            if tidy(history):
+                save_history(store, project_id, history, etag)
+            return history
+    except WriteBusy:
+        return load_history(store, project_id, path)[0] or PathHistory(path=path, floor=0)
 
 
 def _cursor(store: ObjectStore, project_id: str) -> tuple[int, set[str]]:

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from reactstep.tools.errors import VersionNotKept
+from reactstep.tools.projects import crash_points
 from reactstep.tools.projects.blobs import read_blob
 from reactstep.tools.projects.gc import GRACE_S, collect_garbage
 from reactstep.tools.projects.journal import Projects
@@ -104,3 +105,25 @@ def _a_lease_of_this_process(store: ObjectStore) -> bytes:
         found = store.get_index_file("p", lease_name("probe.py"))
     assert found is not None
     return found
+
+
+def test_a_write_that_reuses_bytes_gc_deletes_meanwhile_keeps_them(store: ObjectStore) -> None:
+    projects = Projects(store, retention_s=0)
+    projects.create("p")
+    journaled = JournaledStore(store, projects, "sync")
+    for number in range(101):  # version 1's bytes leave q.py's kept versions: loose, a gc candidate
+        journaled.put("p", "q.py", f"q{number}\n".encode())
+    collected: list[list[str]] = []
+
+    def collect_now(point: str) -> None:  # runs between the blob check and the file write
+        if point == "write.blob-kept" and not collected:
+            collected.append(collect_garbage(store, projects, "p", now=time.time() + GRACE_S + 1).removed)
+
+    crash_points.on_point(collect_now)
+    try:
+        journaled.put("p", "p.py", b"q0\n")  # the bytes q.py held at version 1
+    finally:
+        crash_points.off_point(collect_now)
+    assert collected == [[sha(b"q0\n")]]  # gc took them, as nothing named them yet
+    assert read_blob(store, "p", sha(b"q0\n")) == b"q0\n"  # the write put them back
+    assert sha256_at(store, projects, "p", "p.py", 102) == sha(b"q0\n")
