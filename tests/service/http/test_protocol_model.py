@@ -28,6 +28,7 @@ import base64
 import hashlib
 import os
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,8 +53,9 @@ from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder
 
 P = "/api/projects"
-# A small alphabet, so paths collide often: nested, non-ASCII (NFC), and one rename target.
-PATHS = ("a.py", "src/b.py", "src/ünï.py", "docs/日本.md")
+# A small alphabet, so paths collide often: nested, non-ASCII (NFC), and a case twin (one file on
+# macOS and Windows, so the server never holds both).
+PATHS = ("a.py", "A.py", "src/b.py", "src/ünï.py", "docs/日本.md")
 CONTENTS = (*(f"value = {n}\n".encode() for n in range(4)), b"", "ß = 'é'\n".encode())
 EXAMPLES = int(os.environ.get("REACTSTEP_MODEL_EXAMPLES", "20"))
 STEPS = int(os.environ.get("REACTSTEP_MODEL_STEPS", "40"))
@@ -65,6 +67,15 @@ def sha(data: bytes) -> str:
 
 def file_url(project: str, path: str, query: str = "") -> str:
     return f"{P}/{project}/files/{quote(path, safe='/')}" + (f"?{query}" if query else "")
+
+
+def twin_in(path: str, paths: Any) -> str | None:
+    """Another of `paths` that a case- and normalisation-insensitive disk makes one file with `path`."""
+    key = unicodedata.normalize("NFC", path).casefold()
+    return next(
+        (other for other in paths if other != path and unicodedata.normalize("NFC", other).casefold() == key),
+        None,
+    )
 
 
 def etag_header(etag: str) -> str:
@@ -153,6 +164,14 @@ class ProtocolModel(RuleBasedStateMachine):
         else:
             assert self.head.get(path) == data, (path, stored)
 
+    def refused_as_twin(self, path: str, response: Any) -> bool:
+        """Whether a PUT of `path` had to be refused as the twin of another server file (and was)."""
+        if path in self.head or twin_in(path, self.head) is None:
+            return False
+        assert (response.status_code, response.json()["error"]["code"]) == (409, "name_collision")
+        self.note("PUT refused: twin")
+        return True
+
     def server_version(self) -> int:
         response = self.http.get(f"{P}/{self.project}")
         assert response.status_code == 200, response.text
@@ -208,6 +227,10 @@ class ProtocolModel(RuleBasedStateMachine):
         manifest = {path: sha(data) for path, data in folder.items()}
         body = {"files": manifest, "base_version": self.plugin.base, "apply_deletes": True}
         response = self.http.post(f"{P}/{self.project}/sync", json=body)
+        if any(twin_in(path, folder) for path in folder):
+            assert (response.status_code, response.json()["error"]["code"]) == (409, "name_collision")
+            self.note("sync refused: twins in the folder")
+            return
         assert response.status_code == 200, response.text
         plan = response.json()
         self.check_plan(plan)
@@ -253,6 +276,8 @@ class ProtocolModel(RuleBasedStateMachine):
         if sha(data) != announced:
             assert (stored.status_code, stored.json()["error"]["code"]) == (400, "digest_mismatch")
             self.note("upload refused: digest_mismatch")
+            return False
+        if self.refused_as_twin(path, stored):
             return False
         assert stored.status_code == 200, (path, stored.text)
         self.accept(path, data, "sync", stored.json()["version"])
@@ -344,6 +369,9 @@ class ProtocolModel(RuleBasedStateMachine):
             "tool_args": {"path": path, "content": data.decode()},
         }
         preview = self.execute(body)
+        if current is None and twin_in(path, self.head) and preview["is_error"]:
+            self.note("tool refused twin")
+            return
         if current == data:
             assert "approval" not in preview, preview
             return
@@ -393,10 +421,17 @@ class ProtocolModel(RuleBasedStateMachine):
                 return
         else:
             response = self.put(path, data, {})
+            if self.refused_as_twin(path, response):
+                return
         assert response.status_code == 200, response.text
         self.record(path, data, response.json())
 
     # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def the_server_never_holds_twins(self) -> None:
+        twins = sorted(path for path in self.head if twin_in(path, self.head))
+        assert not twins, f"the server holds {twins}: one file on a case-insensitive disk"
 
     @invariant()
     def server_holds_the_model(self) -> None:
