@@ -19,7 +19,7 @@ from typing import Any
 
 from reactstep.client.loop import ClientError
 from reactstep.client.project_api import ProjectApi
-from reactstep.client.sync_state import starting_state
+from reactstep.client.sync_state import described, starting_state
 from reactstep.client.workspace import remove_file, save_state, write_file
 
 Progress = Callable[[int, int, str], None]
@@ -65,7 +65,9 @@ def pull_folder(
     api: ProjectApi, root: Path, server: str, force: bool, progress: Progress | None = None
 ) -> PullReport:
     """Bring the tool changes made since the folder's last sync or pull into the folder."""
-    state = starting_state(root, server, api.describe(), refuse_when_filled=False)
+    state = starting_state(
+        root, api.project_id, server, described(api, create=False), refuse_when_filled=False
+    )
     version, changes = api.changes(state.version or 0)
     report = PullReport(api.project_id, version)
     histories = _histories(changes)

@@ -22,7 +22,7 @@ from typing import Any
 from reactstep.client.keep_both import KeptCopies, keep_servers_copies
 from reactstep.client.loop import ApiError, ClientError
 from reactstep.client.project_api import NEW_FILE, ProjectApi
-from reactstep.client.sync_state import starting_state
+from reactstep.client.sync_state import described, starting_state
 from reactstep.client.workspace import Scan, SyncState, entry_of, save_state, scan
 
 Progress = Callable[[int, int, str], None]  # (done, total, latest path)
@@ -93,8 +93,8 @@ def sync_folder(
     indexing: Progress | None = None,
 ) -> SyncReport:
     """Make the project hold the folder's files; SyncRefused when that would revert a tool's write."""
-    project = api.describe_or_create()
-    state = starting_state(root, server, project, refuse_when_filled=not options.force)
+    project = described(api, create=True)
+    state = starting_state(root, api.project_id, server, project, refuse_when_filled=not options.force)
     found = scan(root, options.max_file_bytes, state.files)
     report = SyncReport(api.project_id, scan=found)
     plan = _plan(api, {"files": found.manifest, "base_version": state.version})

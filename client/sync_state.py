@@ -12,6 +12,8 @@ incarnation: `created` of GET /api/projects/{id}, which a project deleted and cr
     another incarnation ─► fresh, said, when the server's project holds no file: nothing can be lost
         ─► StaleState when it holds files: the folder never sent them and a sync would replace or
            delete them (with force, or for a pull, which overwrites nothing unseen: fresh, said)
+    no description (an in-process server whose embedded vector store another process holds cannot
+        count chunks) ─► the state of this server as it is, its incarnation unchecked
 """
 
 import sys
@@ -21,7 +23,8 @@ from typing import Any
 
 import httpx
 
-from reactstep.client.loop import ClientError
+from reactstep.client.loop import ApiError, ClientError
+from reactstep.client.project_api import ProjectApi
 from reactstep.client.workspace import SyncState, load_state, state_path
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -40,18 +43,32 @@ class StaleState(ClientError):
         )
 
 
-def starting_state(root: Path, server: str, project: dict[str, Any], refuse_when_filled: bool) -> SyncState:
-    """The state to start from for `project` (its GET description) on `server`; StaleState if refused."""
+def described(api: ProjectApi, create: bool) -> dict[str, Any] | None:
+    """GET the project (created first if asked and missing); None when the server cannot describe it
+    because its embedded vector store is held by another process (files and sync still work)."""
+    try:
+        return api.describe_or_create() if create else api.describe()
+    except ApiError as exc:
+        if exc.code != "vector_store_unavailable":
+            raise
+    return None
+
+
+def starting_state(
+    root: Path, project_id: str, server: str, project: dict[str, Any] | None, refuse_when_filled: bool
+) -> SyncState:
+    """The state to start from for `project` (its description) on `server`; StaleState if refused."""
     server = server_key(server)
+    saved = load_state(root, project_id)
+    if project is None:  # nothing to check the incarnation against
+        same_server = saved is not None and server_key(saved.server) == server
+        return saved if saved is not None and same_server else SyncState(server)
     created = float(project["created"])
     fresh = SyncState(server, created=created)
-    saved = load_state(root, project["project_id"])
     if saved is None:
         return fresh
     if server_key(saved.server) != server:
-        _say(
-            f"{root} last synced {project['project_id']!r} with {saved.server}; starting fresh with {server}"
-        )
+        _say(f"{root} last synced {project_id!r} with {saved.server}; starting fresh with {server}")
         return fresh
     why = _other_incarnation(saved, project)
     if why is None:

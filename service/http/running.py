@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 NOTE = "server.json"
-HEALTH_TIMEOUT_S = 1.0
+HEALTH_TIMEOUT_S = 5.0  # a live server on a busy machine; a note whose process is gone costs nothing
 # A wildcard bind is reached on loopback from this machine.
 _LOOPBACK_FOR = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 

@@ -72,14 +72,16 @@ def test_a_serve_on_a_taken_port_fails_in_one_line_and_leaves_the_note_alone(env
 
 
 def test_in_process_says_why_and_that_the_vector_store_is_held(env: dict[str, str], project: Path) -> None:
-    """Another process (here: this test) holds the embedded store: the command says so plainly."""
+    """Another process (here: this test) holds the embedded store: sync works, index says so plainly."""
     data_dir = Path(env["REACTSTEP_DATA_DIR"])
     (data_dir / "vectors").mkdir(parents=True)
     with open(data_dir / "vectors" / "store.lock", "a+", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         lock.write(f"{os.getpid()}\n")
         lock.flush()
+        synced = reactstep(env, "sync", str(project), "--project", "demo")  # no search index needed
         indexed = reactstep(env, "index", str(project), "--project", "demo")
+    assert (synced.returncode, synced.stdout.split(":")[0]) == (0, "synced demo at version 1")
     assert indexed.returncode == 1
     said, error = indexed.stderr.splitlines()
     assert said == f"running in this process on {data_dir} (no --server, and no `reactstep serve` runs on it)"
