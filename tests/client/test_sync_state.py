@@ -174,3 +174,21 @@ def test_keep_both_keeps_the_servers_bytes_beside_the_folders(
     capsys.readouterr()
     assert run("sync", str(folder), "--project", "demo", "--server", url) == 0  # settled
     assert "uploaded 0 files (0 bytes), 3 unchanged" in capsys.readouterr().out
+
+
+def test_a_pull_from_a_project_created_again_starts_fresh_and_writes_only_what_is_new(
+    url: str, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run("sync", str(folder), "--project", "demo", "--server", url) == 0
+    (folder / "README.md").write_text("# edited here\n")
+    assert httpx.delete(f"{url}/api/projects/demo").status_code == 204
+    assert httpx.put(f"{url}/api/projects/demo").status_code == 201
+    approve(url, "demo", {"path": "NEW.md", "content": "new\n"}, tool="create_file")
+    capsys.readouterr()
+
+    assert run("pull", str(folder), "--project", "demo", "--server", url) == 0  # was 409 since ahead
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-1].endswith("; it holds 1 file(s): starting fresh")
+    assert out == "pulled demo to version 1: wrote 1 files, removed 0, 0 already here\n"
+    assert (folder / "NEW.md").read_text() == "new\n"
+    assert (folder / "README.md").read_text() == "# edited here\n"
