@@ -21,6 +21,7 @@
     │   ├── FileNotFound (404, file_not_found)
     │   └── VersionNotFound (404, version_not_found)
     ├── Conflict (409, conflict)
+    │   └── NameCollision (409, name_collision)
     ├── PreconditionFailed (412, precondition_failed)
     ├── Overloaded (503, overloaded)
     └── UpstreamError (502, upstream_error)
@@ -178,6 +179,12 @@ class Conflict(ServiceError):
 
     status = 409
     code = "conflict"
+
+
+class NameCollision(Conflict):
+    """A new path that differs from an existing one only by case or Unicode normalisation."""
+
+    code = "name_collision"
 
 
 class PreconditionFailed(ServiceError):

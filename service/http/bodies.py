@@ -1,6 +1,7 @@
 """Read a request body into a pydantic model: bounded in size, strict in shape, errors as our codes."""
 
 import json
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -11,6 +12,7 @@ from starlette.types import Receive, Scope
 from reactstep.service.errors import (
     BadRequest,
     InvalidJSON,
+    InvalidPath,
     JSONTooDeep,
     PayloadTooLarge,
     ServiceError,
@@ -18,6 +20,7 @@ from reactstep.service.errors import (
 )
 from reactstep.service.limits import check_json_depth
 from reactstep.service.redaction import remember_request_secrets
+from reactstep.tools.store.paths import escaped_bytes
 
 Model = TypeVar("Model", bound=BaseModel)
 DEFAULT_MAX_DEPTH = 32
@@ -29,28 +32,42 @@ async def read_model(
     max_bytes: int,
     allow_empty: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    path_keys: str | None = None,
 ) -> Model:
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
-    return parse_model(await read_limited(request, max_bytes), model, allow_empty, max_depth)
+    return parse_model(await read_limited(request, max_bytes), model, allow_empty, max_depth, path_keys)
 
 
 def parse_model(
-    raw: bytes, model: type[Model], allow_empty: bool = False, max_depth: int = DEFAULT_MAX_DEPTH
+    raw: bytes,
+    model: type[Model],
+    allow_empty: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    path_keys: str | None = None,
 ) -> Model:
-    """A raw body parsed as `model` (its secrets remembered for the request), or a 4xx ServiceError."""
-    body = _validated(model, {}) if allow_empty and not raw.strip() else _parsed(raw, model, max_depth)
+    """A raw body parsed as `model` (its secrets remembered for the request), or a 4xx ServiceError.
+
+    Text in the body must be valid UTF-8 (no raw bytes that are not, no lone surrogate escape): a
+    string that is not is refused naming where it is and its bytes, escaped; under the object
+    field `path_keys`, whose keys are project paths, as 422 invalid_path naming that key.
+    """
+    if allow_empty and not raw.strip():
+        body = _validated(model, {}, path_keys, max_depth)
+    else:
+        body = _parsed(raw, model, max_depth, path_keys)
     remember_request_secrets(body)
     return body
 
 
-def _parsed(raw: bytes, model: type[Model], max_depth: int) -> Model:
+def _parsed(raw: bytes, model: type[Model], max_depth: int, path_keys: str | None) -> Model:
     if not raw:
         raise InvalidJSON("the request body is empty; send a JSON object")
     if raw.count(b"{") + raw.count(b"[") <= max_depth:  # too few openers to nest deeper than allowed:
-        return _validated(model, raw)  # pydantic parses the JSON itself, in one pass
+        return _validated(model, raw, path_keys, max_depth)  # pydantic parses the JSON, in one pass
     payload = _decode(raw)
     check_json_depth(payload, max_depth)
-    return _validated(model, payload)
+    _refuse_non_text(payload, path_keys)
+    return _validated(model, payload, path_keys, max_depth)
 
 
 def check_body_depth(raw: bytes, max_depth: int) -> None:
@@ -68,13 +85,16 @@ def check_body_depth(raw: bytes, max_depth: int) -> None:
     check_json_depth(payload, max_depth)
 
 
-def _validated(model: type[Model], payload: Any) -> Model:
+def _validated(model: type[Model], payload: Any, path_keys: str | None, max_depth: int) -> Model:
     try:
         if isinstance(payload, bytes):
             return model.model_validate_json(payload)
         return model.model_validate(payload)
     except ValidationError as exc:
         if invalid := [error for error in exc.errors() if error["type"] == "json_invalid"]:
+            if isinstance(payload, bytes) and (lenient := _decoded_leniently(payload)) is not None:
+                check_json_depth(lenient, max_depth)  # JSON, but maybe not text: which string?
+                _refuse_non_text(lenient, path_keys)
             raise InvalidJSON(f"the request body is not valid JSON: {invalid[0]['msg'][:200]}") from exc
         raise ValidationFailed(
             "the request body does not match the schema", details=describe_errors(exc)
@@ -117,12 +137,50 @@ def _content_length(scope: Scope) -> bytes | None:
 
 
 def _decode(body: bytes) -> Any:
+    """The JSON body as Python, bytes that are not UTF-8 kept as surrogate escapes (_refuse_non_text)."""
     try:
-        return json.loads(body)
+        return json.loads(body.decode("utf-8", "surrogateescape"))
     except RecursionError as exc:
         raise JSONTooDeep("the request body nests arrays and objects too deeply") from exc
     except ValueError as exc:
         raise InvalidJSON(f"the request body is not valid JSON: {str(exc)[:200]}") from exc
+
+
+def _decoded_leniently(body: bytes) -> Any:
+    """The body as Python if it is JSON once its bytes that are not UTF-8 are surrogate escapes."""
+    try:
+        return json.loads(body.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _refuse_non_text(payload: Any, path_keys: str | None) -> None:
+    """Refuse the first string (key or value) of the payload that is not valid UTF-8 text."""
+    for where, text in _strings(payload, ""):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            escaped = escaped_bytes(text)
+            if path_keys is not None and where == f"{path_keys} (a key)":
+                raise InvalidPath(
+                    f"{path_keys}: path {escaped} is not valid UTF-8 text; name files in UTF-8"
+                ) from None
+            raise InvalidJSON(
+                f"the request body holds text that is not valid UTF-8 at {where}: {escaped}"
+            ) from None
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string of a parsed JSON value with where it is ("a.b[2]", "a (a key)")."""
+    if isinstance(value, str):
+        yield where or "body", value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{where} (a key)" if where else "body (a key)", key
+            yield from _strings(item, f"{where}.{key}" if where else key)
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from _strings(item, f"{where}[{number}]")
 
 
 def describe_errors(exc: ValidationError) -> list[dict[str, str]]:

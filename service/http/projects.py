@@ -15,6 +15,7 @@ from reactstep.service.errors import ServiceError, ValidationFailed, error_body
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
 from reactstep.service.http.content_digest import parse_content_digest
+from reactstep.service.http.url_paths import url_file_path
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
@@ -64,7 +65,7 @@ async def put_project_file(request: Request) -> JSONResponse:
     runtime = _runtime(request)
     when = _preconditions(request, with_body=True)
     data = await read_limited(request, runtime.settings.file_max_bytes)
-    stored = await run_in_threadpool(put_file, project_id, request.path_params["path"], data, when, runtime)
+    stored = await run_in_threadpool(put_file, project_id, url_file_path(request), data, when, runtime)
     return JSONResponse(stored.model_dump(mode="json"), headers={"etag": _quoted(stored.etag)})
 
 
@@ -75,7 +76,7 @@ async def get_project_file(request: Request) -> Response:
     version = _version_param(request, "version", default=None)
     if version is not None:
         return await _file_at_version(request, project_id, version)
-    body = await run_in_threadpool(get_file, project_id, request.path_params["path"], _runtime(request))
+    body = await run_in_threadpool(get_file, project_id, url_file_path(request), _runtime(request))
     headers = {"etag": _quoted(body.etag)}
     if body.etag in _etags(request.headers.get("if-none-match")):
         return Response(status_code=304, headers=headers)
@@ -84,7 +85,7 @@ async def get_project_file(request: Request) -> Response:
 
 async def _file_at_version(request: Request, project_id: str, version: int) -> Response:
     """The bytes of one version, with their ETag and their sha256 as Repr-Digest (RFC 9530)."""
-    path = request.path_params["path"]
+    path = url_file_path(request)
     body = await run_in_threadpool(read_version, project_id, path, version, _runtime(request))
     digest = base64.b64encode(bytes.fromhex(body.sha256)).decode()
     headers = {"etag": _quoted(body.etag), "repr-digest": f"sha-256=:{digest}:"}
@@ -101,9 +102,7 @@ async def delete_project_file(request: Request) -> JSONResponse:
     """DELETE /api/projects/{project_id}/files/{path}."""
     project_id = _project(request)
     when = _preconditions(request)
-    stored = await run_in_threadpool(
-        delete_file, project_id, request.path_params["path"], when, _runtime(request)
-    )
+    stored = await run_in_threadpool(delete_file, project_id, url_file_path(request), when, _runtime(request))
     return JSONResponse(stored.model_dump(mode="json"))
 
 
@@ -112,7 +111,7 @@ async def sync_project(request: Request) -> JSONResponse:
     project_id = _project(request)
     runtime = _runtime(request)
     limit, depth = runtime.settings.sync_max_body_bytes, runtime.settings.max_json_depth
-    body = await read_model(request, SyncRequest, limit, max_depth=depth)
+    body = await read_model(request, SyncRequest, limit, max_depth=depth, path_keys="files")
     result = await run_in_threadpool(run_sync, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 

@@ -25,6 +25,7 @@ from reactstep.service.errors import Conflict, DigestMismatch, FileNotFound, Pre
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.failures import translated_backend_errors
+from reactstep.service.workspace.names import refuse_twin
 from reactstep.service.workspace.projects import require_project, valid_path
 from reactstep.service.workspace.reindexing import saved_index_state
 from reactstep.tools.errors import StaleFile, ToolError, WriteBusy
@@ -81,6 +82,8 @@ def put_file(
             # next attempt checks the preconditions against what that writer left (412 if they fail).
             current = runtime.store.head(project_id, path)
             _check(path, current, when, project_id, runtime)
+            if current is None:
+                refuse_twin(project_id, path, runtime)
             if current is not None and current.etag == hashlib.md5(data).hexdigest():
                 return StoredFile(
                     path=path,

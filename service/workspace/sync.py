@@ -17,7 +17,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from reactstep.service.errors import Conflict, ValidationFailed
+from reactstep.service.errors import Conflict, NameCollision, ValidationFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import EmbeddingModelConfig, Integer, StrictModel, UserApiKeys
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
@@ -28,7 +28,7 @@ from reactstep.service.workspace.versions import base_sha256, version_url
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
-from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.paths import normalize_path, twins
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -144,7 +144,9 @@ def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesRespon
 
 
 def _check_manifest(files: dict[str, str], limit: int) -> None:
-    """422 for a manifest over the file-count limit or naming a path that is not canonical."""
+    """422 for a manifest over the file-count limit or naming a path that is not canonical (not
+    UTF-8, not NFC, ...: invalid_path naming it); 409 name_collision for two paths that differ only
+    by case or Unicode normalisation, which a case-insensitive disk would merge into one file."""
     if len(files) > limit:
         raise ValidationFailed(f"the manifest lists {len(files)} files; a sync takes at most {limit}")
     for path in files:
@@ -156,6 +158,11 @@ def _check_manifest(files: dict[str, str], limit: int) -> None:
                 if clean
                 else "the manifest names the project root; name files relative to it"
             )
+    if (pair := twins(files)) is not None:
+        raise NameCollision(
+            f"the manifest names {pair[0]!r} and {pair[1]!r}, which differ only by case or Unicode "
+            "normalisation (one file on a case-insensitive disk); rename one of them"
+        )
 
 
 def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime: Runtime) -> list[str]:

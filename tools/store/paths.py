@@ -1,7 +1,16 @@
-"""Turn an untrusted path from the model into a clean project-relative key, or refuse it."""
+"""Turn an untrusted path from the model into a clean project-relative key, or refuse it.
+
+A path is text: valid UTF-8 (a str holding surrogates, the way Python carries bytes that are not,
+is refused naming those bytes), in Unicode NFC (the canonical form: a macOS client's NFD name is
+refused with the NFC form to send), never replaced or merged with another name. Two distinct
+paths that a case-insensitive or normalisation-insensitive disk would merge are twins
+(fold_key); the service keeps a project free of them.
+"""
 
 import posixpath
 import re
+import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -20,13 +29,57 @@ def normalize_path(raw: str) -> str:
     """
     if len(raw) > MAX_PATH_CHARS:
         raise UnsafePath(f"path is longer than {MAX_PATH_CHARS} characters")
+    _refuse_non_text(raw)
     decoded = unquote(unquote(raw))
     for text in (raw, decoded):
         _refuse_forbidden_characters(text)
-    parts = [part for part in raw.strip().split("/") if part not in ("", ".")]
+    if not unicodedata.is_normalized("NFC", raw):
+        canonical = unicodedata.normalize("NFC", raw)
+        raise UnsafePath(f"path {raw!a} is not in Unicode NFC form; send the NFC form {canonical!r}")
+    # Whitespace is part of a name (" a.py" is not "a.py"): only empty and '.' parts go.
+    parts = [part for part in raw.split("/") if part not in ("", ".")]
     if raw.startswith("/") or ".." in parts or ".." in decoded.split("/"):
         raise UnsafePath(f"path {raw!r} must be relative to the project root, without '..'")
     return posixpath.join(*parts) if parts else ""
+
+
+def escaped_bytes(text: str) -> str:
+    """The bytes a str of a path stands for, escaped: b'\\xff\\xfe.py' for the surrogate escapes of
+    the bytes FF FE (how a URL's or a file system's non-UTF-8 name is decoded), the UTF-8 of a lone
+    surrogate from a JSON escape otherwise."""
+    try:
+        return repr(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        return repr(text.encode("utf-8", "surrogatepass"))
+
+
+def fold_key(path: str) -> str:
+    """What a case-insensitive, normalisation-insensitive disk makes of a path: two paths with one
+    key are twins, one file on macOS or Windows."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def twin_in(path: str, others: Iterable[str]) -> str | None:
+    """The first of `others` that is a different path with the same fold_key, or None."""
+    key = fold_key(path)
+    return next((other for other in others if other != path and fold_key(other) == key), None)
+
+
+def twins(paths: Iterable[str]) -> tuple[str, str] | None:
+    """The first two of `paths` (in their order) that are twins, or None."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        first = seen.setdefault(fold_key(path), path)
+        if first != path:
+            return first, path
+    return None
+
+
+def _refuse_non_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnsafePath(f"path {escaped_bytes(text)} is not valid UTF-8 text; name files in UTF-8") from exc
 
 
 def _refuse_forbidden_characters(text: str) -> None:
