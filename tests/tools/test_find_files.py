@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
+from tests.timing import LOAD_SLACK_S
 
 PROJECT = [
     "README.md",
@@ -163,4 +164,7 @@ def test_globs_that_would_backtrack_in_python_re_match_quickly(tmp_path: Path) -
     start = time.perf_counter()
     # As a Python regex this glob backtracks through ~C(60, 20) splits of the name; RE2 is linear.
     observation = observe(client, pattern=["*a" * 20 + "*b", "*a" * 20 + ".txt"])
-    assert (observation, time.perf_counter() - start < 2.0) == ((found("a" * 60 + ".txt"), False), True)
+    assert (observation, time.perf_counter() - start < 2.0 + LOAD_SLACK_S) == (
+        (found("a" * 60 + ".txt"), False),
+        True,
+    )

@@ -19,8 +19,9 @@ from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from tests.service.http.test_openapi import errors_of, response_pointer
 from tests.service.step.test_react_step import step_body
+from tests.timing import LOAD_SLACK_S
 
-BODY_TIMEOUT_S = 0.6
+BODY_TIMEOUT_S = 0.6 + LOAD_SLACK_S
 ROUTES = [
     ("POST", "/api/agent/react_step", "/api/agent/react_step"),
     ("POST", "/api/agent/execute_action", "/api/agent/execute_action"),

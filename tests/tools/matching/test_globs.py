@@ -6,6 +6,7 @@ import pytest
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.matching.globs import as_list, compile_globs
+from tests.timing import LOAD_SLACK_S
 
 PATHS = ["a.py", "src/a.py", "src/deep/b.py", "src/deep/b.pyc", "docs/src/c.md", "x.min.js", "#hash"]
 
@@ -68,4 +69,4 @@ def test_matching_time_is_linear_in_the_path() -> None:
     globs = compile_globs(["*a" * 40 + "*b"])
     start = time.perf_counter()
     assert globs.matches("a" * 200) is False
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 1.0 + LOAD_SLACK_S
