@@ -79,8 +79,10 @@ def _serve(args: argparse.Namespace) -> int:
     from reactstep.service.http.running import announced, serving_owner
     from reactstep.service.http.serving import listening_socket, serve_forever
     from reactstep.service.logs import configure_logging
+    from reactstep.service.runtime import check_embedding_model
 
     settings = Settings()
+    check_embedding_model(settings)  # a local model this build lacks: one line and exit 2, like a bad setting
     host, port = args.host or settings.host, args.port or settings.port
     if (refusal := serving_refusal(settings, host)) is not None:
         print(f"error: {refusal}", file=sys.stderr)

@@ -5,17 +5,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reactstep.service.backends import open_store, open_vector_store
+from reactstep.service.llm.configured import DefaultLLMCheck
 from reactstep.service.llm.gateway import LiteLLMGateway
 from reactstep.service.llm.metered import MeteredGateway
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.metrics import Metrics
 from reactstep.service.settings import Settings
+from reactstep.service.settings_errors import RefusedSetting
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.registry import ToolLimits, ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.vectors.embeddings import MODEL_NAME, Embedder, LocalEmbedder
 from reactstep.tools.vectors.fusion import RetrievalConfig
+from reactstep.tools.vectors.local_models import local_model
 from reactstep.tools.vectors.store import VectorStore
 from reactstep.tools.writes.approval import Approvals, open_approvals
 
@@ -60,6 +63,7 @@ class Runtime:
     approvals: Approvals = field(init=False)
     retrieval: RetrievalConfig = field(init=False)
     projects: Projects = field(init=False)
+    llm_check: DefaultLLMCheck = field(init=False)  # /readyz's llm verdict, begun at the app's start
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", tool_limits(self.settings))
@@ -74,6 +78,7 @@ class Runtime:
         object.__setattr__(self, "retrieval", retrieval)
         retention_s = self.settings.version_retention_days * 86400
         object.__setattr__(self, "projects", Projects(self.store, retention_s))
+        object.__setattr__(self, "llm_check", DefaultLLMCheck(self.settings))
 
 
 def tool_limits(settings: Settings) -> ToolLimits:
@@ -90,9 +95,19 @@ def tool_limits(settings: Settings) -> ToolLimits:
     )
 
 
+def check_embedding_model(settings: Settings) -> None:
+    """RefusedSetting when the settings name a local embedding model this build does not have."""
+    if settings.embedding_model.startswith("local/"):
+        try:
+            local_model(settings.embedding_model)
+        except ValueError as exc:
+            raise RefusedSetting("embedding_model", str(exc)) from None
+
+
 def local_embedder(settings: Settings) -> LocalEmbedder:
     """The local model the settings name (the int8 default when they name a litellm one); it loads on
     first use, not here."""
+    check_embedding_model(settings)
     model = settings.embedding_model if settings.embedding_model.startswith("local/") else MODEL_NAME
     return LocalEmbedder(settings.models_root, threads=settings.embedding_threads, model=model)
 

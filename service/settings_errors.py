@@ -15,11 +15,25 @@ from pydantic_settings import SettingsError
 from reactstep.service.settings import Settings
 
 _FIELD = re.compile(r'field "(\w+)"')
+
+
+class RefusedSetting(SettingsError):
+    """A setting the model accepts but a back-end refuses when the app is built (an unknown local
+    embedding model): one line, like any invalid setting."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(problem)
+        self.name = name
+        self.problem = problem
+
+
 _BOUNDS = {Ge: ">= {}", Gt: "> {}", Le: "<= {}", Lt: "< {}"}
 
 
 def settings_problems(error: Exception) -> list[str] | None:
     """One line per invalid setting, or None when `error` is not about the settings."""
+    if isinstance(error, RefusedSetting):
+        return [f"{_variable(error.name)}: {error.problem}"]
     if isinstance(error, SettingsError):  # a list or object setting that is not JSON
         found = _FIELD.search(str(error))
         if found is None or found[1] not in Settings.model_fields:

@@ -54,3 +54,13 @@ def serving(env: dict[str, str]) -> "Iterator[tuple[str, subprocess.Popen[bytes]
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+
+
+def settled_readiness(url: str, timeout_s: float = 60) -> dict[str, Any]:
+    """/readyz's answer once the verdicts begun at start-up are in (no check reads `warming`)."""
+    deadline = time.monotonic() + timeout_s
+    while (report := httpx.get(f"{url}/readyz", timeout=30).json())["status"] == "warming":
+        assert time.monotonic() < deadline, f"{url}/readyz still warming after {timeout_s:g}s"
+        time.sleep(0.2)
+    result: dict[str, Any] = report
+    return result

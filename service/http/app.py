@@ -75,6 +75,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        runtime.llm_check.start()  # litellm's import, off the first /readyz
         try:
             yield
         finally:

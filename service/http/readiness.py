@@ -8,17 +8,18 @@
                 `unconfigured` when neither is there (requests must then bring their own llm_config)
     embeddings  the default remote embedding endpoint answers HTTP (only when its api_base is set)
 Probes run side by side; one that has not answered by REACTSTEP_READINESS_TIMEOUT_S is unavailable.
+The llm verdict without a probe needs litellm's tables: begun when the app starts, it reads `warming`
+(status `warming`, 503) until it is in, so even the first /readyz answers within the deadline.
 The service is ready when every check is `ok`, `configured` or `unconfigured`.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import httpx
 
-from reactstep.service.llm.configured import llm_problem
 from reactstep.service.redaction import scrub
 from reactstep.service.runtime import Runtime
 from reactstep.tools.errors import StoreUnavailable
@@ -26,6 +27,7 @@ from reactstep.tools.vectors.store import VectorStoreError, VectorStoreUnavailab
 
 Probe = Callable[[], None]
 READY = ("ok", "configured", "unconfigured")
+WARMING = "warming"
 
 
 def check_readiness(runtime: Runtime) -> dict[str, Any]:
@@ -40,9 +42,16 @@ def check_readiness(runtime: Runtime) -> dict[str, Any]:
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a hung probe must not hold the answer
     if "llm" not in checks:
-        checks["llm"] = "unconfigured" if llm_problem(runtime.settings) else "configured"
-    ready = all(value in READY for value in checks.values())
-    return {"status": "ready" if ready else "unavailable", "checks": checks}
+        checks["llm"] = runtime.llm_check.verdict(deadline - time.monotonic())
+    return {"status": _status(checks.values()), "checks": checks}
+
+
+def _status(checks: Iterable[str]) -> str:
+    """ready when every check is; warming when the only ones not ready are warming."""
+    waiting = [value for value in checks if value not in READY]
+    if not waiting:
+        return "ready"
+    return "warming" if all(value == WARMING for value in waiting) else "unavailable"
 
 
 def _probes(runtime: Runtime) -> dict[str, Probe]:

@@ -2,6 +2,9 @@
 in the environment. `/readyz` reports the default model `unconfigured` when none of them is there, and
 `reactstep ask` says so before any call."""
 
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
 from reactstep.service.llm.gateway import missing_provider_keys, provider_of
 from reactstep.service.settings import Settings
 
@@ -24,3 +27,37 @@ def llm_problem(settings: Settings, model: str | None = None) -> str | None:
         f"no LLM is configured for {model}: set REACTSTEP_LLM_MODEL and REACTSTEP_LLM_API_BASE for an "
         f"OpenAI-compatible server (e.g. {EXAMPLE}), or {keys} for the hosted model"
     )
+
+
+class DefaultLLMCheck:
+    """/readyz's `llm` verdict when nothing is probed: `configured` or `unconfigured`. The first
+    answer imports litellm (seconds, more on a loaded machine), so the app's start begins it in the
+    background (start) and /readyz reads `warming` until it is in (verdict)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._future: Future[str] | None = None
+
+    def start(self) -> None:
+        """Begin the check on a thread of its own, once."""
+        with self._lock:
+            if self._future is None:
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-check")
+                self._future = pool.submit(self._verdict)
+                pool.shutdown(wait=False)
+
+    def verdict(self, wait_s: float) -> str:
+        """The verdict, waiting at most `wait_s` for a check under way (`warming` after that); an app
+        that was not started (no lifespan) checks now."""
+        with self._lock:
+            future = self._future
+        if future is None:
+            return self._verdict()
+        try:
+            return future.result(timeout=max(wait_s, 0.0))
+        except TimeoutError:
+            return "warming"
+
+    def _verdict(self) -> str:
+        return "unconfigured" if llm_problem(self._settings) else "configured"

@@ -59,6 +59,22 @@ def test_a_bad_setting_is_one_line_and_exit_2(
     assert captured.out == ""
 
 
+def test_an_unknown_local_embedding_model_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The settings model accepts any name; building the app refuses it, before anything is announced.
+    monkeypatch.setenv("REACTSTEP_EMBEDDING_MODEL", "local/nope")
+    monkeypatch.setenv("REACTSTEP_DATA_DIR", str(tmp_path))
+    assert main(["serve", "--port", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "error: REACTSTEP_EMBEDDING_MODEL: unknown local embedding model 'local/nope'; known: "
+        "local/all-MiniLM-L6-v2, local/all-MiniLM-L6-v2-int8, local/all-MiniLM-L6-v2-code, "
+        "local/all-MiniLM-L6-v2-code-int8, local/paraphrase-MiniLM-L3-v2"
+    ]
+    assert captured.out == ""
+
+
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # like `| head` that has already exited

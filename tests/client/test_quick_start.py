@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from reactstep.client.scripted_llm import ScriptedLLMServer
-from tests.served import REACTSTEP, serving
+from tests.served import REACTSTEP, serving, settled_readiness
 
 REPLIES = [
     'Thought: Let me read it.\nAction: read_file(file_path="src/app.py")',
@@ -106,7 +106,7 @@ def test_ask_without_an_llm_says_which_settings_to_make(env: dict[str, str], pro
 
 def test_ask_a_running_server_without_an_llm(env: dict[str, str]) -> None:
     with serving(env) as (url, _):
-        assert httpx.get(f"{url}/readyz").json()["checks"]["llm"] == "unconfigured"
+        assert settled_readiness(url)["checks"]["llm"] == "unconfigured"
         asked = reactstep(env, "ask", "What does main return?", "--project", "demo")
     assert asked.returncode == 2
     assert asked.stderr.splitlines()[-1] == (
