@@ -210,6 +210,8 @@ def _call_arguments(request: LLMRequest, http_handler: Callable[[], Any]) -> dic
         arguments["stop"] = list(request.stop)
     if request.tools:
         arguments["tools"] = list(request.tools)
+        # Servers such as llama-cpp-python ignore tools that come without a tool_choice.
+        arguments["tool_choice"] = "auto"
         # litellm 1.106 imports its MCP gateway (an optional `mcp` package) for any call with tools.
         arguments["_skip_mcp_handler"] = True
     return arguments

@@ -218,7 +218,8 @@ def _native_step_messages(step: CompletedStep, index: int) -> list[Message]:
         "function": {"name": step.action_details.tool_name, "arguments": arguments},
     }
     result = _rendered_observation("tool_result", step.observation, step.is_error)
+    # "" and never None: litellm drops a None content, and chat templates (llama.cpp's) read the key.
     return [
-        {"role": "assistant", "content": step.thought or None, "tool_calls": [call]},
+        {"role": "assistant", "content": step.thought, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call_id, "content": result},
     ]

@@ -190,8 +190,8 @@ def test_history_renders_into_provider_tool_call_messages(
         },
         {"role": "assistant", "content": "I am not sure"},
         {"role": "user", "content": "Your last reply could not be used: x"},
-        # litellm leaves out the null content of a tool-call-only turn
-        {"role": "assistant", "tool_calls": [read_nope]},
+        # a tool-call-only turn keeps its content key: llama.cpp's chat templates read it
+        {"role": "assistant", "content": "", "tool_calls": [read_nope]},
         {
             "role": "tool",
             "tool_call_id": "call_4",
@@ -223,6 +223,8 @@ def test_tool_calling_mode_is_resolved(
     answer = client.post(REACT, json=step_body(llm_config=config)).json()
     assert (answer["status"], answer["tool_calling"]) == ("final_answer", mode)
     assert ("tools" in llm_server.requests[0]) is (mode == "native")
+    # llama-cpp-python ignores tools sent without a tool_choice
+    assert llm_server.requests[0].get("tool_choice") == ("auto" if mode == "native" else None)
 
 
 @pytest.mark.parametrize(
