@@ -57,6 +57,7 @@ P = "/api/projects"
 # macOS and Windows, so the server never holds both).
 PATHS = ("a.py", "A.py", "src/b.py", "src/ünï.py", "docs/日本.md")
 CONTENTS = (*(f"value = {n}\n".encode() for n in range(4)), b"", "ß = 'é'\n".encode())
+UNKNOWN = "unknown"  # a synced hash no file has: the folder's copy counts as edited
 EXAMPLES = int(os.environ.get("REACTSTEP_MODEL_EXAMPLES", "20"))
 STEPS = int(os.environ.get("REACTSTEP_MODEL_STEPS", "40"))
 
@@ -242,6 +243,8 @@ class ProtocolModel(RuleBasedStateMachine):
                 folder[path], edit_meanwhile = edit_meanwhile, None
             if not self.upload(path, plan["etags"][path], manifest[path]):
                 unsent.add(path)
+        for path in unsent:
+            self.plugin.synced[path] = UNKNOWN  # the server holds other bytes: dirty until synced
         self.plugin.base = plan["version"]
         self.plugin.conflicts = {item["path"]: item for item in plan["conflicts"]}
         for path in set(PATHS) - set(self.plugin.conflicts) - unsent:
@@ -425,6 +428,15 @@ class ProtocolModel(RuleBasedStateMachine):
                 return
         assert response.status_code == 200, response.text
         self.record(path, data, response.json())
+
+    @rule()
+    def collect_garbage(self) -> None:
+        """POST .../gc: every version is within retention here (young, and far fewer than 100 per
+        path), so the reads after it must all still answer."""
+        self.count("collect_garbage")
+        response = self.http.post(f"{P}/{self.project}/gc")
+        assert response.status_code == 200, response.text
+        self.note("gc removed a blob", len(response.json()["removed"]))
 
     # -- invariants ----------------------------------------------------------------------------
 
