@@ -3,6 +3,8 @@
 history ─► count (tool, args, observation, is_error) over completed steps
         ─► each action seen `repeats` times or more: a warning in the prompt (loop_warning.j2)
 reply   ─► proposes one of those actions again ─► status loop_detected (it is not run)
+history ─► the same unusable reply answered with the same format_error `repeats` times or more
+reply   ─► that reply again ─► status loop_detected (no correction will change it)
 """
 
 import json
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactstep.service.parsing.call_syntax import render_action
-from reactstep.service.schemas import ActionDetails, CompletedStep, HistoryItem
+from reactstep.service.schemas import ActionDetails, CompletedStep, FormatErrorStep, HistoryItem
 from reactstep.service.step.prompting import render
 
 
@@ -46,6 +48,14 @@ def repeated_actions(history: Sequence[HistoryItem], repeats: int) -> list[Repea
         if count >= repeats:
             found[key] = max(found.get(key, 0), count)
     return [RepeatedAction(key, _shown(first[key]), count) for key, count in found.items()]
+
+
+def repeated_format_errors(history: Sequence[HistoryItem], repeats: int) -> frozenset[tuple[str, str]]:
+    """The (raw_output, format_error) pairs the history holds `repeats` times or more."""
+    counts = Counter(
+        (step.raw_output.strip(), step.format_error) for step in history if isinstance(step, FormatErrorStep)
+    )
+    return frozenset(pair for pair, count in counts.items() if count >= repeats)
 
 
 def _shown(details: ActionDetails) -> str:

@@ -2,6 +2,7 @@
 
 parse (text grammar | native tool call)
   ├─ no action or answer ─► format_error (+ corrective message)
+  │                         └ the reply and message the history holds `loop_repeats` times ─► loop_detected
   │                         └ finish_reason length ─► truncated_output (+ corrective message, note)
   ├─ final answer ─► final_answer        └ finish_reason length ─► truncated_output
   └─ action ─► stuck in a loop (loop_guard) ─► loop_detected (the action is not run)
@@ -28,6 +29,7 @@ class StepContext:
     mode: ResolvedMode
     max_tokens: int
     stuck: frozenset[str] = frozenset()  # action_key of each action the history shows looping
+    stuck_replies: frozenset[tuple[str, str]] = frozenset()  # (raw_output, format_error) repeated
 
 
 def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
@@ -38,13 +40,7 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
         raw_output = str(getattr(exc, "raw_output", reply.text))
         if reply.finish_reason == "length":
             return _truncated(exc.thought, raw_output, context)
-        return _response(
-            context,
-            status="format_error",
-            thought=exc.thought,
-            raw_output=raw_output,
-            format_error=render_format_error(exc.reason, context.tools.schemas),
-        )
+        return _format_error(exc.thought, raw_output, exc.reason, context)
     parsed = native.parsed
     notes = [f"The model asked for {native.ignored_calls + 1} tool calls at once; only the first is used."]
     notes = (notes if native.ignored_calls else []) + [f"Parser: {note}" for note in parsed.notes]
@@ -91,6 +87,20 @@ def _action(
         action_details=details,
         raw_output=raw_output,
         notes=notes or None,
+    )
+
+
+def _format_error(thought: str, raw_output: str, reason: str, context: StepContext) -> ReactStepResponse:
+    message = render_format_error(reason, context.tools.schemas)
+    looping = (raw_output.strip(), message) in context.stuck_replies
+    notes = ["The model sent again a reply it had already been told it could not use; the loop ends here."]
+    return _response(
+        context,
+        status="loop_detected" if looping else "format_error",
+        thought=thought,
+        raw_output=raw_output,
+        format_error=message,
+        notes=notes if looping else None,
     )
 
 

@@ -29,7 +29,7 @@ from reactstep.service.step.budget import (
     fit_prompt,
     prompt_budget,
 )
-from reactstep.service.step.loop_guard import loop_warnings, repeated_actions
+from reactstep.service.step.loop_guard import loop_warnings, repeated_actions, repeated_format_errors
 from reactstep.service.step.native_tools import ResolvedMode, provider_tools, resolve_mode
 from reactstep.service.step.outcome import StepContext, interpret
 from reactstep.service.step.overview_section import overview_section
@@ -100,6 +100,7 @@ def prepare_step(
         mode=mode,
         max_tokens=llm_request.max_tokens,
         stuck=frozenset(item.key for item in repeated),
+        stuck_replies=repeated_format_errors(request.conversation_history, settings.loop_repeats),
     )
     return PreparedStep(
         llm_request=llm_request,

@@ -230,3 +230,35 @@ def test_a_stuck_loop_is_warned_then_ended(
         assert body["action_details"]["tool_args"] == {"file_path": "f0.py"}
         expected_notes.append(loop_note)
     assert body.get("notes", []) == expected_notes
+
+
+UNUSABLE = "I think the answer is somewhere in the code."
+
+
+@pytest.mark.parametrize(
+    ("repeats", "reply", "status"),
+    [
+        (2, UNUSABLE, "format_error"),
+        (3, UNUSABLE, "loop_detected"),
+        (5, UNUSABLE, "loop_detected"),
+        (3, "Still thinking about it.", "format_error"),
+    ],
+)
+def test_the_same_unusable_reply_again_and_again_ends_the_loop(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    repeats: int,
+    reply: str,
+    status: str,
+) -> None:
+    client = make_client()
+    llm_server.push(UNUSABLE, reply)
+    first = client.post(REACT, json=step_body()).json()
+    assert first["status"] == "format_error"
+    history = [{"raw_output": UNUSABLE, "format_error": first["format_error"]}] * repeats
+    body = client.post(REACT, json=step_body(conversation_history=history)).json()
+    assert (body["status"], body["raw_output"]) == (status, reply)
+    refusal = "Your last reply could not be used: No action or final answer found."
+    assert body["format_error"].startswith(refusal)
+    loop_note = "The model sent again a reply it had already been told it could not use; the loop ends here."
+    assert body.get("notes", []) == ([loop_note] if status == "loop_detected" else [])
