@@ -188,33 +188,40 @@ def baseline_ranks(
 ) -> dict[str, Ranks]:
     ranks: dict[str, Ranks] = {"bm25": [], "dense": [], "rrf": []}
     for query in queries:
-        text = text_of(query)
-        lexical = baselines.bm25_ranking(text)
-        dense = baselines.dense_ranking(embedder.embed_query(text))  # type: ignore[attr-defined]
-        for name, ranking in (("bm25", lexical), ("dense", dense), ("rrf", rrf(lexical, dense))):
-            ranks[name].append(passage_rank(query, baselines.passages(ranking)[:10]))
+        for name, passages in baseline_passages(baselines, embedder, text_of(query)).items():
+            ranks[name].append(passage_rank(query, passages))
     return ranks
+
+
+def baseline_passages(baselines: Baselines, embedder: object, text: str) -> dict[str, list[Passage]]:
+    """Each baseline's top 10 passages for `text`: bm25, dense and their rrf."""
+    lexical = baselines.bm25_ranking(text)
+    dense = baselines.dense_ranking(embedder.embed_query(text))  # type: ignore[attr-defined]
+    rankings = {"bm25": lexical, "dense": dense, "rrf": rrf(lexical, dense)}
+    return {name: baselines.passages(ranking)[:10] for name, ranking in rankings.items()}
 
 
 def product_ranks(
     package: str, queries: list[Query], text_of: Callable[[Query], str], overrides: dict[str, object]
 ) -> Ranks:
     """The 1-based rank of the right function for each query, None when not in the top 10."""
-    ranks: Ranks = []
     with TestClient(create_app(Settings(**overrides))) as client:  # type: ignore[arg-type]
-        for query in queries:
-            body = {
-                "project_id": package,
-                "session_id": "bench",
-                "tool_name": "code_search",
-                "tool_args": {"query": text_of(query), "max_results": 10},
-            }
-            answer = client.post("/api/agent/execute_action", json=body)
-            if answer.status_code != 200:
-                failed = f"{answer.status_code} {answer.text}"
-                raise SystemExit(f"code_search failed for {text_of(query)!r}: {failed}")
-            ranks.append(rank_of(query, answer.json()["observation"]))
-    return ranks
+        return [rank_of(query, code_search(client, package, text_of(query))) for query in queries]
+
+
+def code_search(client: TestClient, project: str, text: str) -> str:
+    """code_search's observation for `text`, top 10, through POST /api/agent/execute_action."""
+    body = {
+        "project_id": project,
+        "session_id": "bench",
+        "tool_name": "code_search",
+        "tool_args": {"query": text, "max_results": 10},
+    }
+    answer = client.post("/api/agent/execute_action", json=body)
+    if answer.status_code != 200:
+        raise SystemExit(f"code_search failed for {text!r}: {answer.status_code} {answer.text}")
+    observation: str = answer.json()["observation"]
+    return observation
 
 
 def rank_of(query: Query, observation: str) -> int | None:
