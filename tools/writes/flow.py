@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from reactstep.tools.errors import StaleFile, ToolError
 from reactstep.tools.registry import Observation, ToolContext
 from reactstep.tools.store.objects import file_path
+from reactstep.tools.store.paths import twin_in
 from reactstep.tools.writes.approval import ABSENT, Approvals, CallScope, Grant, PendingApproval
 from reactstep.tools.writes.diffs import changed_lines, unified_diff
 
@@ -92,6 +93,8 @@ def _preview(
 ) -> Observation:
     """Nothing is written: the diff, and a token the user's approval turns into the write."""
     state = read_state(context, path)
+    if state.version == ABSENT:
+        _refuse_twin(path, context)
     change = plan(path, state.text)
     data = _encoded(path, change.text, context.limits.write_max_bytes)
     if change.text == state.text:
@@ -118,6 +121,8 @@ def _apply(path: str, plan: Plan, context: ToolContext, approvals: Approvals, gr
     if _md5(data) != grant.result_version:
         raise StaleFile(path)  # the same base gives the same result; anything else is a changed file
     expected = None if grant.base_version == ABSENT else grant.base_version
+    if expected is None:
+        _refuse_twin(path, context)
     try:
         context.store.put_if(context.project_id, path, data, expected)
     except StaleFile:
@@ -128,6 +133,17 @@ def _apply(path: str, plan: Plan, context: ToolContext, approvals: Approvals, gr
         raise
     added, removed = changed_lines(state.text, change.text)
     return Observation(f"Wrote {path} (+{added} -{removed} lines).")
+
+
+def _refuse_twin(path: str, context: ToolContext) -> None:
+    """A new file may not differ from an existing one only by case or Unicode normalisation: one
+    file on a case-insensitive disk (the project lists once per new file a tool writes)."""
+    existing = twin_in(path, (info.path for info in context.store.list(context.project_id)))
+    if existing is not None:
+        raise ToolError(
+            f"{path} differs from the existing {existing} only by case or Unicode normalisation, "
+            f"so nothing was written; change {existing} instead"
+        )
 
 
 def _holds_result(state: FileState, grant: Grant) -> bool:

@@ -276,3 +276,22 @@ def test_whitespace_around_a_name_is_part_of_it(client: TestClient) -> None:
         assert client.put(url(path), content=b"%d" % number).json()["path"] == path
     assert [client.get(url(path)).content for path in names] == [b"0", b"1", b"2"]
     assert project(client) == (3, 3)
+
+
+def test_a_tool_cannot_create_a_twin_either(client: TestClient) -> None:
+    client.put(url("README.md"), content=b"# readme\n")
+    created = client.post(
+        "/api/agent/execute_action",
+        json={
+            "project_id": "n",
+            "session_id": "s",
+            "tool_name": "create_file",
+            "tool_args": {"path": "readme.md", "content": "# other\n"},
+        },
+    )
+    assert created.json()["is_error"] is True
+    assert created.json()["observation"].endswith(
+        "readme.md differs from the existing README.md only by case or Unicode normalisation, "
+        "so nothing was written; change README.md instead"
+    )
+    assert project(client) == (1, 1)
