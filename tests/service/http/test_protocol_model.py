@@ -403,6 +403,9 @@ class ProtocolModel(RuleBasedStateMachine):
         elif result["observation"].startswith("Already applied"):
             assert self.head.get(path) == new, result
             self.note("approval already applied")
+        elif was_absent and twin_in(path, self.head):
+            assert result["is_error"], result
+            self.note("approval refused: twin")
         else:
             assert result["is_error"] and not unchanged, result
             self.note("approval refused: stale")
