@@ -63,7 +63,7 @@ class Runtime:
     approvals: Approvals = field(init=False)
     retrieval: RetrievalConfig = field(init=False)
     projects: Projects = field(init=False)
-    llm_check: DefaultLLMCheck = field(init=False)  # /readyz's llm verdict, begun at the app's start
+    llm_check: DefaultLLMCheck = field(init=False)  # /readyz's llm verdict
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", tool_limits(self.settings))

@@ -75,7 +75,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        runtime.llm_check.start()  # litellm's import, off the first /readyz
+        runtime.llm_check.serve()  # /readyz answers within its deadline from now on
         try:
             yield
         finally:

@@ -8,8 +8,9 @@
                 `unconfigured` when neither is there (requests must then bring their own llm_config)
     embeddings  the default remote embedding endpoint answers HTTP (only when its api_base is set)
 Probes run side by side; one that has not answered by REACTSTEP_READINESS_TIMEOUT_S is unavailable.
-The llm verdict without a probe needs litellm's tables: begun when the app starts, it reads `warming`
-(status `warming`, 503) until it is in, so even the first /readyz answers within the deadline.
+The llm verdict without a probe needs litellm's tables: a serving app makes it in the background and
+reads `warming` (status `warming`, 503) until it is in, so even the first /readyz answers within the
+deadline.
 The service is ready when every check is `ok`, `configured` or `unconfigured`.
 """
 

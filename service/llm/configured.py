@@ -31,29 +31,30 @@ def llm_problem(settings: Settings, model: str | None = None) -> str | None:
 
 class DefaultLLMCheck:
     """/readyz's `llm` verdict when nothing is probed: `configured` or `unconfigured`. The first
-    answer imports litellm (seconds, more on a loaded machine), so the app's start begins it in the
-    background (start) and /readyz reads `warming` until it is in (verdict)."""
+    answer imports litellm (seconds, more on a loaded machine, and ~120 MiB a process that only
+    reads files need not hold), so a serving app makes it on a thread of its own when first asked
+    and reads `warming` until it is in; an app run without its lifespan (in-process) answers at once."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._lock = threading.Lock()
+        self._serving = False
         self._future: Future[str] | None = None
 
-    def start(self) -> None:
-        """Begin the check on a thread of its own, once."""
+    def serve(self) -> None:
+        """From now on a verdict not yet made is made in the background (the app's start calls this)."""
+        self._serving = True
+
+    def verdict(self, wait_s: float) -> str:
+        """The verdict; when serving, waiting at most `wait_s` for it (`warming` after that)."""
+        if not self._serving:
+            return self._verdict()
         with self._lock:
             if self._future is None:
                 pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-check")
                 self._future = pool.submit(self._verdict)
                 pool.shutdown(wait=False)
-
-    def verdict(self, wait_s: float) -> str:
-        """The verdict, waiting at most `wait_s` for a check under way (`warming` after that); an app
-        that was not started (no lifespan) checks now."""
-        with self._lock:
             future = self._future
-        if future is None:
-            return self._verdict()
         try:
             return future.result(timeout=max(wait_s, 0.0))
         except TimeoutError:

@@ -121,7 +121,7 @@ def test_object_store_that_goes_down(tmp_path: Path, moto: ThreadedMotoServer) -
     bucket = f"faults-{uuid.uuid4().hex[:12]}"
     settings = Settings(data_dir=tmp_path, **s3_fields(endpoint(moto), bucket))
     s3_client(settings).create_bucket(Bucket=bucket)
-    # Started (its lifespan): /readyz's llm verdict is begun then, not inside the timed call.
+    # Started (its lifespan): /readyz's llm verdict is made in the background, not inside the timed call.
     with app_for(tmp_path, **s3_fields(endpoint(moto), bucket)) as client:
         S3Store(bucket, settings.s3_prefix, s3_client(settings)).put("demo", "a.py", b"x = 1\n")
         assert client.post(EXECUTE, json=READ).json()["is_error"] is False

@@ -1,5 +1,5 @@
-"""/readyz answers within its deadline from the process's first second: the `llm` verdict (litellm's
-tables, seconds to import) is begun when the app starts and reads `warming` until it is in."""
+"""/readyz answers within its deadline from its first call: the `llm` verdict (litellm's tables,
+seconds to import) is made in the background and reads `warming` until it is in."""
 
 import os
 import time
