@@ -1,7 +1,8 @@
 """Index just some files of a project: a write tool's files, or what changed since the last run.
 
     index_paths(paths) ─► per path: its points (a path filter), its store entry ─► plan_file ─► apply
-        ─► the symbol index updated for those paths ─► the overview rebuilt from one listing
+        ─► the symbol index updated for those paths ─► the overview rebuilt from one listing when
+        a path is new or gone (an edit of a known file leaves it to the next run)
     index_changes(journal paths) ─► the same, for the journal's paths plus every file whose store
         etag is not the one its symbol index entry was parsed from (a change made behind the
         journal's back, such as a write straight to the bucket); None when there is no symbol
@@ -80,6 +81,13 @@ def drifted(listed: Sequence[ObjectInfo], previous: SymbolIndex, max_file_bytes:
     return found | {path for path in previous.files if path not in here}
 
 
+def _files_came_or_went(current: dict[str, ObjectInfo | None], previous: SymbolIndex | None) -> bool:
+    """Whether a path is new or gone: an edit of a known file leaves the overview to the next run
+    (listing and summing up every file is most of what re-indexing one file of a large project costs)."""
+    known = previous.files if previous is not None else {}
+    return any((info is None) == (path in known) for path, info in current.items())
+
+
 def _index(
     project_id: str,
     store: ObjectStore,
@@ -110,9 +118,8 @@ def _index(
     symbol_index = plan.symbols.finish_paths(current)
     if plan.symbols.changed:
         save_symbol_index(store, project_id, symbol_index)
-    if listed is None:
-        listed = list(store.list(project_id))
-    save_overview(store, project_id, listed, symbol_index)
+    if listed is not None or _files_came_or_went(current, previous):
+        save_overview(store, project_id, listed or list(store.list(project_id)), symbol_index)
     report.parsed = plan.symbols.parsed
     report.symbols = sum(len(entry.symbols) for entry in symbol_index.files.values())
     run.done()
