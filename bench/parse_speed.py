@@ -33,9 +33,11 @@ def tools() -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     return schemas, registry.aliases()
 
 
-def outcome(text: str, schemas: dict[str, Any], aliases: dict[str, Any]) -> dict[str, Any]:
+def outcome(
+    text: str, schemas: dict[str, Any], aliases: dict[str, Any], plain_answer: bool = False
+) -> dict[str, Any]:
     try:
-        reply: ParsedReply = parse_reply(text, schemas, aliases)
+        reply: ParsedReply = parse_reply(text, schemas, aliases, plain_answer)
     except FormatError as exc:
         return {"status": "format_error", "error": str(exc)}
     if reply.action is None:
@@ -59,7 +61,9 @@ def pass_rates(schemas: dict[str, Any], aliases: dict[str, Any]) -> None:
         for line in path.read_text().splitlines():
             case = json.loads(line)
             total[case["family"]] += 1
-            passed[case["family"]] += matches(case["expect"], outcome(case["reply"], schemas, aliases))
+            plain = case.get("llm_config", {}).get("reply_format") == "native_text"
+            got = outcome(case["reply"], schemas, aliases, plain)
+            passed[case["family"]] += matches(case["expect"], got)
     print(f"{'family':<12} {'cases':>5} {'passed':>6} {'rate':>6}")
     for family in sorted(total):
         print(f"{family:<12} {total[family]:>5} {passed[family]:>6} {passed[family] / total[family]:>6.3f}")

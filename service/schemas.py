@@ -34,6 +34,8 @@ Executor = Literal["server", "client"]
 HistoryText = Annotated[str, StringConstraints(max_length=200_000)]
 MAX_ARGS = 64  # keys of tool_args and of a client tool's parameters schema
 ToolCallingMode = Literal["text", "native", "auto"]
+# react: a reply without a call or "Final Answer:" is a format error; native_text: it is the answer.
+ReplyFormat = Literal["react", "native_text"]
 
 
 def _integral(value: Any) -> Any:
@@ -58,6 +60,7 @@ class LLMConfig(StrictModel):
     max_tokens: Integer | None = Field(None, ge=1, le=32_768)
     api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
     tool_calling: ToolCallingMode | None = None
+    reply_format: ReplyFormat | None = None
 
 
 class UserApiKeys(StrictModel):

@@ -23,7 +23,7 @@ def reply_from(response: Any, elapsed_ms: float, stop_dropped: bool) -> LLMReply
             NativeToolCall(call.function.name or "", call.function.arguments or "")
             for call in message.tool_calls or ()
         )
-        text = message.content or ""
+        text = _with_reasoning(message.content or "", getattr(message, "reasoning_content", None))
     except (AttributeError, IndexError, TypeError) as exc:
         raise LLMBadResponse("the LLM returned no choices") from exc
     return LLMReply(
@@ -34,6 +34,14 @@ def reply_from(response: Any, elapsed_ms: float, stop_dropped: bool) -> LLMReply
         tool_calls=calls,
         stop_dropped=stop_dropped,
     )
+
+
+def _with_reasoning(text: str, reasoning: Any) -> str:
+    """The reply as the model wrote it: litellm moves a leading <think> block (even an empty one) to
+    reasoning_content, and the parser makes the thought of it."""
+    if not isinstance(reasoning, str):
+        return text
+    return f"<think>{reasoning}</think>{text}"
 
 
 def usage_from(raw: Any) -> Usage:

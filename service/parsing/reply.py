@@ -1,10 +1,14 @@
 """Turn a model's raw ReAct reply into one step: a tool call or a final answer.
 
-    text ─► size limit ─► an "Observation:" the reply opens with (an echo) left out
+    text ─► size limit ─► reasoning blocks (<think>..) out: they open the thought (reasoning.py)
+         ─► an "Observation:" the reply opens with (an echo) left out
          ─► cut at the first "Observation:" line after an action (hallucinated: the model must wait)
          ─► format readers in their fixed order (readers/__init__.py), each outside the spans
             the earlier ones found
-         ─► exactly one action xor one final answer, else FormatError
+         ─► exactly one action xor one final answer, else FormatError; several calls in a
+            model's own tool-call format: the first, the others named in a note (never run)
+         ─► nothing found: with plain_answer (a model that answers in plain text), the text is
+            the final answer; else FormatError
          ─► action: known tool (or its unambiguous spelling) ─► bind its input to the tool's
             schema, mapping drifted names and types (tool_args.py) ─► ParsedReply + notes
 
@@ -22,6 +26,7 @@ from reactstep.service.parsing.call_syntax import render_action
 from reactstep.service.parsing.examples import example_action
 from reactstep.service.parsing.readers import READERS
 from reactstep.service.parsing.readers.react_text import BOLD, LABEL, SP
+from reactstep.service.parsing.reasoning import split_reasoning
 from reactstep.service.parsing.steps import FormatError, Step
 from reactstep.service.parsing.text_parts import OBSERVATION, thought_before
 from reactstep.service.parsing.tool_args import ArgumentError
@@ -61,27 +66,48 @@ class ParsedReply:
 
 
 def parse_reply(
-    text: str, tools: Mapping[str, dict[str, Any]], aliases: Mapping[str, Aliases] | None = None
+    text: str,
+    tools: Mapping[str, dict[str, Any]],
+    aliases: Mapping[str, Aliases] | None = None,
+    plain_answer: bool = False,
 ) -> ParsedReply:
     """Parse one model reply into its thought and exactly one action or final answer.
 
-    `aliases` maps a tool's name to the argument names models write for its parameters.
+    `aliases` maps a tool's name to the argument names models write for its parameters;
+    `plain_answer`: a reply with no action or answer in any format is the final answer.
     """
     if len(text) > MAX_REPLY_CHARS:
         raise FormatError(
             f"Your reply is {len(text)} characters long; the limit is {MAX_REPLY_CHARS}. "
             "Reply with a short Thought and one Action."
         )
+    reasoned = split_reasoning(text)
+    try:
+        return _parse(reasoned.body, tools, aliases or {}, plain_answer, reasoned.reasoning)
+    except FormatError as exc:
+        raise FormatError(exc.reason, _joined(reasoned.reasoning, exc.thought)) from None
+
+
+def _parse(
+    text: str,
+    tools: Mapping[str, dict[str, Any]],
+    aliases: Mapping[str, Aliases],
+    plain: bool,
+    reasoning: str,
+) -> ParsedReply:
     body, echo = _without_echo(text)
     body, cut = _without_made_up_observation(body)
     echo += cut
     try:
         steps, problem = _read(body, tools)
-        step, thought = _choose(body, steps, problem)
+        if not steps and plain and body.strip():
+            return ParsedReply(reasoning, None, body.strip(), echo)
+        step, thought, others = _choose(body, steps, problem)
+        thought = _joined(reasoning, thought)
         if step.final is not None:
             return ParsedReply(thought, None, step.final, echo + step.notes)
-        action, notes = _build_action(step, tools, (aliases or {}).get(step.tool, {}), thought)
-        return ParsedReply(thought, action, None, echo + step.notes + notes)
+        action, notes = _build_action(step, tools, aliases.get(step.tool, {}), thought)
+        return ParsedReply(thought, action, None, echo + others + step.notes + notes)
     except (RecursionError, MemoryError, ValueError):
         # Hostile input can exhaust the parsers; that is the model's format problem, not a crash.
         raise FormatError(
@@ -139,14 +165,23 @@ def _read(body: str, tools: Mapping[str, Any]) -> tuple[list[Step], str]:
     return steps, problem
 
 
-def _choose(body: str, steps: list[Step], bad_json: str) -> tuple[Step, str]:
-    """The one step the reply makes, with the thought before it; ambiguity is an error."""
+def _joined(reasoning: str, thought: str) -> str:
+    return "\n\n".join(part for part in (reasoning, thought) if part)
+
+
+def _choose(body: str, steps: list[Step], bad_json: str) -> tuple[Step, str, tuple[str, ...]]:
+    """The one step the reply makes, the thought before it, and a note on calls left unproposed.
+
+    Several calls in a model's own tool-call format (its parallel calls): the first, the others
+    named in the note; anything else ambiguous is an error."""
     if not steps:
         hint = f" A JSON action was found but is not valid ({bad_json})." if bad_json else ""
         raise FormatError(f"No action or final answer found.{hint} {_NOTHING_FOUND}", thought_before(body))
     first = min(steps, key=lambda step: step.start)
     thought = thought_before(body[: first.start])
     actions = sum(step.final is None for step in steps)
+    if actions > 1 and all(step.native for step in steps):
+        return first, thought, (_others_note(sorted(steps, key=lambda step: step.start)),)
     if actions > 1:
         problem = (
             f"Your reply contains {actions} actions; "
@@ -159,8 +194,17 @@ def _choose(body: str, steps: list[Step], bad_json: str) -> tuple[Step, str]:
     elif first.final == "":
         problem = "Your Final Answer is empty; write the answer after the label."
     else:
-        return first, thought
+        return first, thought, ()
     raise FormatError(problem, thought)
+
+
+def _others_note(steps: list[Step]) -> str:
+    """What the first of several calls leaves unproposed, for the client and the model."""
+    others = "; ".join(step.raw for step in steps[1:])
+    return (
+        f"The reply holds {len(steps)} tool calls; the first is proposed and these were not run: "
+        f"{others}. Call them one per step, each after the Observation of the one before."
+    )
 
 
 def _build_action(

@@ -35,6 +35,7 @@ class Step:
     given: ToolInput = field(default_factory=ToolInput)
     final: str | None = None
     notes: tuple[str, ...] = ()
+    native: bool = False  # a model's own tool-call format, where several calls in one reply are normal
 
 
 def value_step(

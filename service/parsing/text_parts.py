@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (DeepSeek's tokens are written with fullwidth bars, as the model writes them)
 """Small pieces of reply text every reader needs: skipping a pattern, the thought before a step."""
 
 import re
@@ -31,11 +32,19 @@ def complaint_at(body: str, start: int) -> Iterator[None]:
         raise FormatError(str(exc), thought_before(body[:start])) from None
 
 
+# Tokens that open a block of calls (the calls' own readers start at the first call in it).
+_CALLS_OPENER = re.compile(
+    r"(?:<｜tool▁calls▁begin｜>|<\|tool_calls_section_begin\|>|<minimax:tool_call>|<seed:tool_call>"
+    r"|<tool_call>|<\|python_start\|>)\s*$"
+)
+
+
 def thought_before(before: str) -> str:
     """The reasoning text before a step, without its "Thought:" label, a fence opener or an
     "Observation:" the model wrote before it (the step is what the model did next)."""
     observation = OBSERVATION.search(before)
     text = (before if observation is None else before[: observation.start()]).rstrip()
+    text = _CALLS_OPENER.sub("", text).rstrip()
     last_line = text[text.rfind("\n") + 1 :]
     # Only an unclosed fence or backtick opened the step; a closed one belongs to the thought.
     if last_line.lstrip().startswith("```") and text.count("```") % 2 == 1:

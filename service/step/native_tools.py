@@ -53,11 +53,16 @@ def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[s
 
 
 def parse_native_reply(
-    reply: LLMReply, tools: Mapping[str, dict[str, Any]], aliases: Mapping[str, Aliases] | None = None
+    reply: LLMReply,
+    tools: Mapping[str, dict[str, Any]],
+    aliases: Mapping[str, Aliases] | None = None,
+    plain_answer: bool = False,
 ) -> NativeParse:
-    """The reply's action or final answer; FormatError (with raw_output in its text) when it has neither."""
+    """The reply's action or final answer; FormatError (with raw_output in its text) when it has neither.
+
+    `plain_answer`: content without a call is the final answer (parse_reply)."""
     if not reply.tool_calls:
-        return NativeParse(parse_reply(reply.text, tools, aliases), reply.text)
+        return NativeParse(parse_reply(reply.text, tools, aliases, plain_answer), reply.text)
     call = reply.tool_calls[0]
     thought = _thought(reply.text, tools)
     blob = json.dumps({"name": call.name, "arguments": call.arguments.strip() or "{}"}, ensure_ascii=False)

@@ -30,6 +30,7 @@ class StepContext:
     max_tokens: int
     stuck: frozenset[str] = frozenset()  # action_key of each action the history shows looping
     stuck_replies: frozenset[tuple[str, str]] = frozenset()  # (raw_output, format_error) repeated
+    plain_answer: bool = False  # reply_format native_text: a reply with no call is the answer
 
 
 def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
@@ -59,9 +60,10 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
 
 
 def _parse(reply: LLMReply, context: StepContext) -> NativeParse:
+    tools, aliases = context.tools.schemas, context.tools.aliases
     if context.mode == "native":
-        return parse_native_reply(reply, context.tools.schemas, context.tools.aliases)
-    return NativeParse(parse_reply(reply.text, context.tools.schemas, context.tools.aliases), reply.text)
+        return parse_native_reply(reply, tools, aliases, context.plain_answer)
+    return NativeParse(parse_reply(reply.text, tools, aliases, context.plain_answer), reply.text)
 
 
 def _action(

@@ -101,6 +101,7 @@ def prepare_step(
         max_tokens=llm_request.max_tokens,
         stuck=frozenset(item.key for item in repeated),
         stuck_replies=repeated_format_errors(request.conversation_history, settings.loop_repeats),
+        plain_answer=request.llm_config.reply_format == "native_text",
     )
     return PreparedStep(
         llm_request=llm_request,

@@ -54,7 +54,7 @@ def _step(body: str, match: re.Match[str], tools: Mapping[str, Any]) -> Step | N
     closing = "</function>" if match["function"] else "</invoke>"
     inner, end = _until(body, match.end(), closing)
     args = _parameters(inner)
-    return Step(start, end, body[start:end].strip(), name, ToolInput(keywords=args))
+    return Step(start, end, body[start:end].strip(), name, ToolInput(keywords=args), native=True)
 
 
 def _tool_tags(body: str, match: re.Match[str], tools: Mapping[str, Any]) -> Step | None:

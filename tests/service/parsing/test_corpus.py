@@ -26,9 +26,16 @@ def load_cases() -> list[dict[str, Any]]:
     ]
 
 
-def passes(expect: dict[str, Any], body: dict[str, Any]) -> bool:
-    """Whether the step is the one the case expects."""
+def passes(case: dict[str, Any], body: dict[str, Any]) -> bool:
+    """Whether the step is the one the case expects (and its thought, when the case gives it)."""
+    expect = case["expect"]
     if body.get("status") != expect["status"]:
+        return False
+    if "expect_thought" in case and body.get("thought") != case["expect_thought"]:
+        return False
+    if "note_contains" in expect and not any(
+        expect["note_contains"] in note for note in body.get("notes", [])
+    ):
         return False
     if expect["status"] == "action_proposed":
         details = body["action_details"]
@@ -61,11 +68,12 @@ def test_react_step_reads_the_corpus(
             "conversation_history": [],
             "max_iterations_left": 5,
             "client_tools": CLIENT_TOOLS,
+            "llm_config": case.get("llm_config", {}),
         }
         answer = client.post("/api/agent/react_step", json=body).json()
         assert answer["raw_output"] == case["reply"], case["id"]  # always returned, unchanged
         total[case["family"]] += 1
-        if passes(case["expect"], answer):
+        if passes(case, answer):
             passed[case["family"]] += 1
         else:
             failures.append((case["id"], answer.get("status"), answer.get("format_error")))

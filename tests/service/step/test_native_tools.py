@@ -240,3 +240,24 @@ def test_tool_calling_mode_is_resolved(
 )
 def test_auto_asks_litellm_whether_the_model_calls_functions(mode: str, model: str, resolved: str) -> None:
     assert resolve_mode(mode, model_facts(model)) == resolved
+
+
+@pytest.mark.parametrize(
+    ("reply_format", "expected"),
+    [
+        ("native_text", {"status": "final_answer", "thought": "Easy.", "final_answer": "It returns 42."}),
+        ("react", {"status": "format_error", "thought": "Easy.\n\nIt returns 42."}),
+    ],
+)
+def test_plain_text_is_the_answer_when_the_request_says_so(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    reply_format: str,
+    expected: dict[str, Any],
+) -> None:
+    reply = "<think>Easy.</think>It returns 42."
+    llm_server.push(reply)
+    config = {**NATIVE, "reply_format": reply_format}
+    answer = make_client().post(REACT, json=step_body(llm_config=config)).json()
+    assert {key: answer.get(key) for key in expected} == expected
+    assert answer["raw_output"] == reply  # litellm's reasoning_content is put back where it was

@@ -1,0 +1,66 @@
+"""Reasoning blocks open models write before they act: taken out of the reply, they become the thought.
+
+    <think>..</think>   DeepSeek R1, Qwen3, GLM-4.5, MiniMax   (R1's template opens <think> in the
+                        prompt, so a reply may hold only the closing tag: what precedes it is reasoning)
+    <seed:think>..</seed:think>   Seed-OSS        [THINK]..[/THINK]   Magistral, Ministral 3
+    ◁think▷..◁/think▷   Kimi VL        <|channel|>analysis<|message|>..<|end|>   GPT-OSS (harmony)
+
+What follows a block is read as the reply (a call after the reasoning is never hidden by it). A block
+that opens and never closes is refused, naming the closing tag.
+"""
+
+import re
+from dataclasses import dataclass
+
+from reactstep.service.parsing.steps import FormatError
+
+_BLOCKS: tuple[tuple[str, str], ...] = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+_BLOCKS += (("<seed:think>", "</seed:think>"),)
+_BLOCKS += (("[THINK]", "[/THINK]"),)
+_BLOCKS += (("◁think▷", "◁/think▷"), ("<|channel|>analysis<|message|>", "<|end|>"))
+_OPEN = re.compile("|".join(re.escape(opening) for opening, _ in _BLOCKS), re.IGNORECASE)
+_CLOSE = re.compile("|".join(re.escape(closing) for _, closing in _BLOCKS), re.IGNORECASE)
+_HARMONY_START = re.compile(r"<\|start\|>\s*assistant\s*$")
+_CLOSING = {opening.lower(): closing for opening, closing in _BLOCKS}
+
+
+@dataclass(frozen=True)
+class Reasoned:
+    """The reply with its reasoning blocks taken out, and their text (joined, stripped)."""
+
+    body: str
+    reasoning: str = ""
+
+
+def split_reasoning(text: str) -> Reasoned:
+    """The reply without its reasoning blocks; FormatError when a block is left open."""
+    parts: list[str] = []
+    kept: list[str] = []
+    pos = 0
+    first_open = _OPEN.search(text)
+    orphan = _CLOSE.search(text)
+    if orphan is not None and (first_open is None or orphan.start() < first_open.start()):
+        parts.append(text[: orphan.start()])  # the template opened the block in the prompt
+        pos = orphan.end()
+    while (opened := _OPEN.search(text, pos)) is not None:
+        kept.append(_HARMONY_START.sub("", text[pos : opened.start()]))
+        closing = _CLOSING[opened.group().lower()]
+        close = text.lower().find(closing.lower(), opened.end())
+        if close < 0:
+            reasoning = _joined([*parts, text[opened.end() :]])
+            raise FormatError(
+                f"Your reply opens {opened.group()} and never closes it: {closing} is missing, so no "
+                f"action or answer follows your reasoning. Close it with {closing}, then write the call "
+                "or the answer.",
+                reasoning,
+            )
+        parts.append(text[opened.end() : close])
+        pos = close + len(closing)
+    kept.append(text[pos:])
+    if not parts:
+        return Reasoned(text)
+    return Reasoned("".join(kept).strip(), _joined(parts))
+
+
+def _joined(parts: list[str]) -> str:
+    return "\n\n".join(part.strip() for part in parts if part.strip())
