@@ -56,7 +56,9 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
             raise Conflict(f"{exc}; read the version again") from exc
         if digest is None:
             raise FileNotFound(f"{path} did not exist at version {version} of project {project_id!r}")
-        data = read_blob(runtime.store, project_id, digest) or _current_if(project_id, path, digest, runtime)
+        data = read_blob(runtime.store, project_id, digest)
+        if data is None:  # b"" is kept bytes (an empty file), not missing ones
+            data = _current_if(project_id, path, digest, runtime)
     if data is None:
         raise VersionNotFound(f"the bytes of {path} at version {version} were not kept")
     return VersionBody(data, hashlib.md5(data).hexdigest(), digest)

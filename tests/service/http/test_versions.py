@@ -45,6 +45,14 @@ def test_each_version_of_a_path_reads_back_its_exact_bytes(client: TestClient) -
     assert bad.status_code == 422
 
 
+def test_an_empty_file_is_a_version_that_reads_back_empty(client: TestClient) -> None:
+    """Found by the protocol model: kept empty bytes were taken for bytes never kept (404)."""
+    assert client.put(f"{FILES}/empty.py", content=b"").json()["version"] == 1
+    assert client.put(f"{FILES}/empty.py", content=b"x").json()["version"] == 2
+    reply = client.get(f"{FILES}/empty.py", params={"version": 1})
+    assert (reply.status_code, reply.content) == (200, b"")
+
+
 def test_the_change_feed_links_every_change_to_its_bytes(client: TestClient) -> None:
     client.put(f"{FILES}/dir/x y.py", content=b"spaced\n")
     client.put(f"{FILES}/dir/x y.py", content=b"changed\n")
