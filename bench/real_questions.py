@@ -25,6 +25,10 @@ path), once per `--product-models` model, after `reactstep index` of the pool wi
 baselines (bench/baselines.py) rank the chunks the product's chunker cuts from the same pool, with
 stock all-MiniLM-L6-v2's vectors (fp32 and int8). Reports MRR@10 and nDCG@10 (binary gains, each
 right file counted once) per set and ranker, and the time each took.
+
+`--stock-leg-weights 0 0.5 1` measures a second dense leg without changing the product: for a query
+with no code words (CODE_WORD), the default model's top 10 files and stock MiniLM's are fused by
+reciprocal rank, stock's counted at that weight (0 is the product's list with each file once).
 """
 
 import argparse
@@ -35,13 +39,13 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from docstring_dataset import CODE_WORD
 from retrieval_quality import (
     BASELINE_MODELS,
     HIT,
@@ -103,6 +107,29 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int, help="ask a set's first N queries (the pool stays whole)")
     parser.add_argument("--product-models", nargs="+", default=list(PRODUCT_MODELS))
     parser.add_argument("--baseline-models", nargs="+", default=list(BASELINE_MODELS))
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["hybrid"],
+        choices=["hybrid", "dense", "lexical"],
+        help="the product's search_mode settings to ask with (hybrid is the shipped one)",
+    )
+    parser.add_argument(
+        "--weights",
+        nargs="*",
+        default=[],
+        metavar="WORDS,NAMES",
+        help="also ask in hybrid mode with these lexical and name weights (search_lexical_weight,"
+        " search_name_weight; shipped 0.7,0.5)",
+    )
+    parser.add_argument(
+        "--stock-leg-weights",
+        nargs="*",
+        type=float,
+        default=[],
+        help="also fuse the first product model's files with stock MiniLM's (the first baseline model)"
+        " for queries with no code words, at these weights: a measure of a second dense leg",
+    )
     args = parser.parse_args()
     print(machine())
     with tempfile.TemporaryDirectory() as temp:
@@ -144,7 +171,7 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
     write_pool(pool, folder)
     role = "development" if name == DEVELOPMENT else "held out"
     print(f"\n{name} ({role}): {len(queries)} queries, pool of {len(pool)} files")
-    rows: dict[str, list[list[int]]] = {}
+    results: dict[str, list[list[str]]] = {}  # each ranker's top 10 files per query, in order
     seconds: dict[str, float] = {}
     chunks = package_chunks(folder)
     for model in args.baseline_models:
@@ -156,8 +183,7 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
             for ranker, passages in baseline_passages(baselines, embedder, query.text).items():
                 if suffix and ranker == "bm25":
                     continue  # the same ranking whatever the model
-                hits = ((p.path, p.start_line, p.end_line) for p in passages)
-                rows.setdefault(f"{ranker}{suffix}", []).append(answer_ranks(query, hits))
+                results.setdefault(f"{ranker}{suffix}", []).append([p.path for p in passages])
         seconds[model] = time.monotonic() - started
     for model in args.product_models:
         started = time.monotonic()
@@ -166,14 +192,36 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
             reactstep(["index", str(folder), "--project", name])
         indexed = printed.getvalue().strip().splitlines()[-1]
         label = f"product {model.removeprefix('local/')}"
-        with TestClient(create_app(Settings(embedding_model=model))) as client:
-            for query in queries:
-                observation = code_search(client, name, query.text)
-                hits = ((h["path"], int(h["start"]), int(h["end"])) for h in HIT.finditer(observation))
-                rows.setdefault(label, []).append(answer_ranks(query, hits))
+        asks: dict[str, dict[str, object]] = {
+            label if mode == "hybrid" else f"{label} ({mode} leg alone)": {"search_mode": mode}
+            for mode in args.modes
+        }
+        for weights in args.weights:
+            lexical, names = (float(weight) for weight in weights.split(","))
+            asks[f"{label} words x{lexical:g} names x{names:g}"] = {
+                "search_lexical_weight": lexical,
+                "search_name_weight": names,
+            }
+        for ranker, overrides in asks.items():
+            settings = Settings(embedding_model=model, **overrides)  # type: ignore[arg-type]
+            with TestClient(create_app(settings)) as client:
+                for query in queries:
+                    observation = code_search(client, name, query.text)
+                    results.setdefault(ranker, []).append([hit["path"] for hit in HIT.finditer(observation)])
         seconds[label] = time.monotonic() - started
         print(f"  {label}: {indexed}")
     os.environ.pop("REACTSTEP_EMBEDDING_MODEL", None)
+    product = f"product {args.product_models[0].removeprefix('local/')}"
+    for weight in args.stock_leg_weights:
+        fused = [
+            fuse_files(mine, stock, weight) if not CODE_WORD.search(query.text) else mine
+            for mine, stock, query in zip(results[product], results["dense"], queries, strict=True)
+        ]
+        results[f"{product} + stock dense x{weight:g} (prose)"] = fused
+    rows = {
+        ranker: [answer_ranks(query, paths) for query, paths in zip(queries, found, strict=True)]
+        for ranker, found in results.items()
+    }
     best = max(mrr(first_ranks(ranks)) for ranker, ranks in rows.items() if not ranker.startswith("product"))
     for ranker, ranks in rows.items():
         figure = mrr(first_ranks(ranks))
@@ -182,17 +230,24 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
     print("  seconds: " + ", ".join(f"{what} {spent:.0f}" for what, spent in seconds.items()))
 
 
-def answer_ranks(query: RealQuery, hits: Iterable[tuple[str, int, int]]) -> list[int]:
+def answer_ranks(query: RealQuery, paths: list[str]) -> list[int]:
     """The 1-based ranks, within the first 10 results, at which a right file first appears."""
     seen: set[str] = set()
     ranks = []
-    for rank, (path, start, end) in enumerate(hits, start=1):
-        if rank > 10:
-            break
-        if path not in seen and query.answered_by(path, start, end):
+    for rank, path in enumerate(paths[:10], start=1):
+        if path not in seen and path in query.paths:
             seen.add(path)
             ranks.append(rank)
     return ranks
+
+
+def fuse_files(first: list[str], second: list[str], weight: float) -> list[str]:
+    """Two top-10 file lists fused by reciprocal rank (1/(60 + rank), the second times `weight`)."""
+    scores: dict[str, float] = {}
+    for ranking, factor in ((first, 1.0), (second, weight)):
+        for rank, path in enumerate(dict.fromkeys(ranking), start=1):
+            scores[path] = scores.get(path, 0.0) + factor / (60 + rank)
+    return sorted(scores, key=lambda path: (-scores[path], path))[:10]
 
 
 def first_ranks(ranks: list[list[int]]) -> list[int | None]:
