@@ -21,7 +21,27 @@ _BLOCKS += (("◁think▷", "◁/think▷"), ("<|channel|>analysis<|message|>", 
 _OPEN = re.compile("|".join(re.escape(opening) for opening, _ in _BLOCKS), re.IGNORECASE)
 _CLOSE = re.compile("|".join(re.escape(closing) for _, closing in _BLOCKS), re.IGNORECASE)
 _HARMONY_START = re.compile(r"<\|start\|>\s*assistant\s*$")
+_HARMONY_LEAD = re.compile(r"<\|start\|>\s*assistant\s*")
 _CLOSING = {opening.lower(): closing for opening, closing in _BLOCKS}
+
+
+CLOSINGS = tuple(closing for _, closing in _BLOCKS)
+
+
+def opening(text: str) -> tuple[int, str] | bool | None:
+    """For a reply's start: (where its reasoning opener ends, the closing tag), False when it opens with
+    none, None while more text could still make one (the thought stream asks as the reply arrives)."""
+    head = text.lstrip()
+    lead = _HARMONY_LEAD.match(head)
+    rest = head[lead.end() :] if lead else head
+    if lead is None and "<|start|>assistant".startswith(head):
+        return None
+    opened = _OPEN.match(rest)
+    if opened is not None:
+        return len(text) - len(rest) + opened.end(), _CLOSING[opened.group().lower()]
+    if any(opener.lower().startswith(rest.lower()) for opener, _ in _BLOCKS):
+        return None
+    return False
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[
     try:
         attempts = prepared.attempts()
         llm_started = time.perf_counter()
-        thought = ThoughtStream()
+        thought = ThoughtStream(prepared.context.plain_answer)
         item, upstream = await open_stream_with_retries(llm, prepared.llm_request, attempts)
         while isinstance(item, str):
             if delta := thought.feed(item):

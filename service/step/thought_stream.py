@@ -7,10 +7,15 @@ A line that might still become such a label ("Act", "**Final") is held until it 
 trailing whitespace; what is shown is never taken back, and for a well-formed reply the deltas add up
 to the step's `thought`. An "Observation:" the reply opens with (an echo) is held until the reply moves
 on, and is never shown.
+
+A reasoning block the reply opens with (<think>.., reasoning.py) streams as the thought's first part;
+the text after it follows, as the parser joins them. An open model's tool-call marker (<tool_call>,
+[TOOL_CALLS], <|tool_call|> ...) ends the thought wherever it starts, and is held until it is clear.
 """
 
 import re
 
+from reactstep.service.parsing.reasoning import CLOSINGS, opening
 from reactstep.service.parsing.reply import after_echo
 
 _STOP = re.compile(
@@ -22,12 +27,53 @@ _STOP_WORDS = ("final answer", "answer", "action input", "action", "observation"
 _THOUGHT_LABEL = re.compile(r"\s*[`*_]*[ \t]*thought[ \t]*[`*_]*[ \t]*:[ \t]*(?:\*\*|__)?\s*", re.IGNORECASE)
 _MARKUP = " \t`*_"
 _DECIDING_CHARS = 40
+# Where an open model's call begins, anywhere in a line (readers/ know them all).
+_MARKERS = (
+    "<tool_call>",
+    "<tool_calls>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<|python_start|>",
+    "<|tool_call|>",
+    "functools[",
+    "<|action_start|>",
+    "<|START_ACTION|>",
+    "<｜tool▁calls▁begin｜>",  # noqa: RUF001 (DeepSeek writes fullwidth bars)
+    "<｜tool▁call▁begin｜>",  # noqa: RUF001
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+    "<|channel|>",
+    "<|start|>",
+    "<minimax:tool_call>",
+    "<seed:tool_call>",
+    "<function=",
+    "<invoke ",
+    "<think>",
+)
+_MARKER = re.compile("|".join(re.escape(marker) for marker in _MARKERS))
+_CALL_LIST = re.compile(r"[ \t]*\[\s*(?:[A-Za-z_][\w.-]*\s*\(|\{)")
+_CALL_LIST_START = re.compile(r"[ \t]*\[\s*[A-Za-z_]?[\w.-]*\s*")
 
 
 class ThoughtStream:
     """Feed it the reply's text deltas; it returns the part of each that is certainly thought."""
 
-    def __init__(self) -> None:
+    def __init__(self, plain_answer: bool = False) -> None:
+        # plain_answer (reply_format native_text): text that no call or label follows is the answer,
+        # so the text after the reasoning is held until a call or label shows it is thought.
+        self._plain = plain_answer
+        self._orphan: str | None = ""  # the thought's raw text while a closing tag could still come
+        self._orphan_fed = 0  # characters of it handed to the thought
+        self._orphan_shown = ""  # what the thought showed of it
+        self._head: str | None = ""  # the reply's start while a reasoning opener there is undecided
+        self._closing: str | None = None  # the reasoning block's closing tag while inside it
+        self._reasoning = ""  # the block's text so far
+        self._reasoning_shown = 0  # characters of the stripped block text already returned
+        self._separate = False  # the reasoning showed text: the thought after it starts with a break
+        self._start_thought()
+
+    def _start_thought(self) -> None:
+        """The thought's own state, fresh (again after reasoning that a closing tag revealed)."""
         self._text = ""  # the reply after its "Thought:" label, once that is decided
         self._lead: str | None = ""  # the start of the reply while a label there is undecided, then None
         self._shown = 0  # characters of _text already returned
@@ -36,6 +82,75 @@ class ThoughtStream:
 
     def feed(self, delta: str) -> str:
         """The thought text this delta makes certain ('' when nothing new is)."""
+        if self._head is not None:
+            self._head += delta
+            found = opening(self._head)
+            if found is None:
+                return ""
+            head, self._head = self._head, None
+            if not isinstance(found, tuple):
+                return self._thought(head)
+            end, self._closing = found
+            return self._in_reasoning(head[end:])
+        if self._closing is not None:
+            return self._in_reasoning(delta)
+        return self._thought(delta)
+
+    def _in_reasoning(self, delta: str) -> str:
+        """The block's text this delta makes certain; past its closing tag, the thought that follows."""
+        assert self._closing is not None
+        self._reasoning += delta
+        close = self._reasoning.lower().find(self._closing.lower())
+        if close < 0:
+            # Hold what could be the start of the closing tag, and trailing whitespace.
+            keep = len(self._reasoning) - len(self._closing) + 1
+            return self._show_reasoning(self._reasoning[: max(keep, 0)].rstrip())
+        shown = self._show_reasoning(self._reasoning[:close].strip())
+        rest, self._closing, self._orphan = self._reasoning[close + len(self._closing) :], None, None
+        self._separate = bool(self._reasoning[:close].strip())
+        return shown + self._thought(rest)
+
+    def _show_reasoning(self, text: str) -> str:
+        text = text.lstrip()
+        if len(text) <= self._reasoning_shown:
+            return ""
+        shown, self._reasoning_shown = text[self._reasoning_shown :], len(text)
+        return shown
+
+    def _thought(self, delta: str) -> str:
+        """The thought; a closing tag with no opener (the template opened the block) makes what came
+        before it reasoning, as the parser reads it."""
+        if self._orphan is None:
+            return self._separated(delta)
+        self._orphan += delta
+        lowered = self._orphan.lower()
+        closes = [(at, closing) for closing in CLOSINGS if (at := lowered.find(closing.lower())) >= 0]
+        if closes:
+            at, closing = min(closes)
+            reasoning, rest = self._orphan[:at].strip(), self._orphan[at + len(closing) :]
+            shown = self._orphan_shown
+            self._start_thought()
+            self._orphan, self._separate = None, bool(reasoning)
+            return (reasoning[len(shown) :] if reasoning.startswith(shown) else "") + self._thought(rest)
+        held = min(
+            (at for at in range(len(self._orphan)) if _starts_closing(self._orphan[at:])), default=None
+        )
+        safe = len(self._orphan) if held is None else held
+        piece, self._orphan_fed = (
+            self._orphan[self._orphan_fed : max(safe, self._orphan_fed)],
+            max(safe, self._orphan_fed),
+        )
+        shown = self._separated(piece)
+        self._orphan_shown += shown
+        return shown
+
+    def _separated(self, delta: str) -> str:
+        shown = self._thought_delta(delta)
+        if shown and self._separate:
+            shown, self._separate = "\n\n" + shown, False
+        return shown
+
+    def _thought_delta(self, delta: str) -> str:
         if self._done:
             return ""
         if self._lead is not None:
@@ -48,9 +163,23 @@ class ThoughtStream:
 
     def finish(self) -> str:
         """At the end of the reply: what was held back and turned out to be thought."""
+        if self._head is not None:
+            head, self._head = self._head, None
+            return self._thought(head) + self.finish()
+        if self._closing is not None:  # never closed: the parser's thought is the whole block
+            return self._show_reasoning(self._reasoning.strip())
+        if self._orphan is not None and self._orphan_fed < len(self._orphan):
+            rest, self._orphan_fed = self._orphan[self._orphan_fed :], len(self._orphan)
+            shown = self._separated(rest)
+            return shown + self.finish()
         if self._done:
             return ""
-        return self._show(_trimmed_end(self._text, len(self._text)))
+        if self._plain:
+            return ""  # no call and no label followed: the text is the answer
+        shown = self._show(_trimmed_end(self._text, len(self._text)))
+        if shown and self._separate:
+            shown, self._separate = "\n\n" + shown, False
+        return shown
 
     def _decide_lead(self) -> bool:
         """Move the reply's start past an echoed "Observation:" and a "Thought:" label; False while that
@@ -72,8 +201,19 @@ class ThoughtStream:
 
     def _safe_end(self) -> int:
         """How much of the text is certainly thought now; marks the end when a stop line begins."""
+        marker = _MARKER.search(self._text, self._line)
+        end = self._line_end()
+        if marker is not None and (not self._done or marker.start() < end):
+            self._done = True  # a call begins: the thought ends there
+            return min(end, _trimmed_end(self._text, marker.start()))
+        held = None if self._done else _partial_marker(self._text, self._line)
+        if self._plain and not self._done:
+            return self._shown  # held: unless a call or label follows, it is the answer
+        return min(end, _trimmed_end(self._text, held)) if held is not None else end
+
+    def _line_end(self) -> int:
         while True:
-            if _STOP.match(self._text, self._line):
+            if _STOP.match(self._text, self._line) or _CALL_LIST.match(self._text, self._line):
                 self._done = True
                 return _trimmed_end(self._text, self._line)
             line_end = self._text.find("\n", self._line)
@@ -91,6 +231,20 @@ class ThoughtStream:
         return shown
 
 
+def _starts_closing(text: str) -> bool:
+    """The text is the start of a reasoning block's closing tag."""
+    return any(closing.lower().startswith(text.lower()) for closing in CLOSINGS)
+
+
+def _partial_marker(text: str, start: int) -> int | None:
+    """Where a marker that more text could complete begins, in the last line (None when none does)."""
+    line = text.rfind("\n") + 1
+    for at in range(max(line, start, len(text) - max(map(len, _MARKERS))), len(text)):
+        if any(marker.startswith(text[at:]) for marker in _MARKERS):
+            return at
+    return None
+
+
 def _trimmed_end(text: str, end: int) -> int:
     """`end`, moved back over whitespace."""
     while end and text[end - 1].isspace():
@@ -101,7 +255,7 @@ def _trimmed_end(text: str, end: int) -> int:
 def _could_be_label(line: str) -> bool:
     """A line start that more text could still turn into a stop label or a fence."""
     stripped = line.lstrip(" \t")
-    if not stripped or "```".startswith(stripped):
+    if not stripped or "```".startswith(stripped) or _CALL_LIST_START.fullmatch(line):
         return True
     word = re.sub(r"[ \t_]+", " ", line.lstrip(_MARKUP).lower())
     for label in _STOP_WORDS:

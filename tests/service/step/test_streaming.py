@@ -57,6 +57,7 @@ def without_timing(body: dict[str, Any]) -> dict[str, Any]:
             {"tool_calling": "native"},
         ),
         (Reply("no labels at all"), {}),
+        (Reply("<think>Easy.</think>\nThought: I know it.\nFinal Answer: 42"), {}),
     ],
 )
 def test_thought_deltas_then_the_plain_body(

@@ -75,3 +75,43 @@ def test_a_possible_label_is_held_until_it_is_decided() -> None:
     assert [thought.feed(delta) for delta in deltas] == ["", "a", "\nActually yes", ""]
     assert thought.feed("more") == ""
     assert thought.finish() == ""
+
+
+CALL = '<tool_call>\n{"name": "read_file", "arguments": {"file_path": "a.py"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize("size", [1, 3, 10_000])
+@pytest.mark.parametrize(
+    ("text", "thought"),
+    [
+        (f"<think>\nI need the file.\n</think>\n\n{CALL}", "I need the file."),
+        (f"<think>Plan.</think>\nThought: read it\n{READ}", "Plan.\n\nread it"),
+        (f"I need the file.\n</think>\n\nLet me read it.\n{CALL}", "I need the file.\n\nLet me read it."),
+        (f"Let me read it.{CALL}", "Let me read it."),
+        ("[THINK]Short.[/THINK][TOOL_CALLS]read_file[ARGS]{}", "Short."),
+        ("<think>cut off mid-thou", "cut off mid-thou"),
+        (
+            "<|channel|>analysis<|message|>Need it.<|end|><|start|>assistant<|channel|>commentary"
+            ' to=functions.read_file <|constrain|>json<|message|>{"file_path": "a.py"}<|call|>',
+            "Need it.",
+        ),
+        ('[read_file(file_path="a.py")]', ""),
+    ],
+)
+def test_reasoning_streams_first_and_a_native_call_ends_the_thought(
+    text: str, thought: str, size: int
+) -> None:
+    assert "".join(streamed(text, size)) == thought == parsed_thought(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "thought"),
+    [
+        ("<think>Easy.</think>It returns 42.", "Easy."),  # the text after it is the answer
+        (f"<think>Easy.</think>Let me check.\n{CALL}", "Easy.\n\nLet me check."),
+    ],
+)
+def test_with_plain_answers_text_is_shown_only_when_a_call_follows(text: str, thought: str) -> None:
+    stream = ThoughtStream(plain_answer=True)
+    shown = "".join(stream.feed(char) for char in text) + stream.finish()
+    assert shown == thought == parse_reply(text, TOOLS, plain_answer=True).thought
