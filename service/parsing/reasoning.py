@@ -26,6 +26,8 @@ _CLOSING = {opening.lower(): closing for opening, closing in _BLOCKS}
 
 
 CLOSINGS = tuple(closing for _, closing in _BLOCKS)
+# Each closing tag, found case-insensitively from a position (lower() may change a text's length).
+CLOSING_TAG = {closing: re.compile(re.escape(closing), re.IGNORECASE) for closing in CLOSINGS}
 
 
 def opening(text: str) -> tuple[int, str] | bool | None:
@@ -65,7 +67,8 @@ def split_reasoning(text: str) -> Reasoned:
     while (opened := _OPEN.search(text, pos)) is not None:
         kept.append(_HARMONY_START.sub("", text[pos : opened.start()]))
         closing = _CLOSING[opened.group().lower()]
-        close = text.lower().find(closing.lower(), opened.end())
+        found = CLOSING_TAG[closing].search(text, opened.end())
+        close = -1 if found is None else found.start()
         if close < 0:
             reasoning = _joined([*parts, text[opened.end() :]])
             raise FormatError(

@@ -15,7 +15,7 @@ the text after it follows, as the parser joins them. An open model's tool-call m
 
 import re
 
-from reactstep.service.parsing.reasoning import CLOSINGS, opening
+from reactstep.service.parsing.reasoning import CLOSING_TAG, CLOSINGS, opening
 from reactstep.service.parsing.reply import after_echo
 
 _STOP = re.compile(
@@ -50,6 +50,8 @@ _MARKERS = (
     "<invoke ",
     "<think>",
 )
+_LONGEST_CLOSING = max(map(len, CLOSINGS))
+_LONGEST_MARKER = max(map(len, _MARKERS))
 _MARKER = re.compile("|".join(re.escape(marker) for marker in _MARKERS))
 _CALL_LIST = re.compile(r"[ \t]*\[\s*(?:[A-Za-z_][\w.-]*\s*\(|\{)")
 _CALL_LIST_START = re.compile(r"[ \t]*\[\s*[A-Za-z_]?[\w.-]*\s*")
@@ -62,9 +64,9 @@ class ThoughtStream:
         # plain_answer (reply_format native_text): text that no call or label follows is the answer,
         # so the text after the reasoning is held until a call or label shows it is thought.
         self._plain = plain_answer
-        self._orphan: str | None = ""  # the thought's raw text while a closing tag could still come
-        self._orphan_fed = 0  # characters of it handed to the thought
-        self._orphan_shown = ""  # what the thought showed of it
+        self._orphan: list[str] | None = []  # the thought's raw text while a closing tag could still come
+        self._held = ""  # its end, held back while it could be the start of a closing tag
+        self._orphan_shown: list[str] = []  # what the thought showed of it
         self._head: str | None = ""  # the reply's start while a reasoning opener there is undecided
         self._closing: str | None = None  # the reasoning block's closing tag while inside it
         self._reasoning = ""  # the block's text so far
@@ -75,6 +77,7 @@ class ThoughtStream:
     def _start_thought(self) -> None:
         """The thought's own state, fresh (again after reasoning that a closing tag revealed)."""
         self._text = ""  # the reply after its "Thought:" label, once that is decided
+        self._scanned = 0  # characters of _text already searched for a call marker
         self._lead: str | None = ""  # the start of the reply while a label there is undecided, then None
         self._shown = 0  # characters of _text already returned
         self._line = 0  # start of the first line not yet known to be thought
@@ -99,22 +102,24 @@ class ThoughtStream:
     def _in_reasoning(self, delta: str) -> str:
         """The block's text this delta makes certain; past its closing tag, the thought that follows."""
         assert self._closing is not None
+        closing = self._closing
+        begin = max(len(self._reasoning) - len(closing) + 1, 0)
         self._reasoning += delta
-        close = self._reasoning.lower().find(self._closing.lower())
-        if close < 0:
-            # Hold what could be the start of the closing tag, and trailing whitespace.
-            keep = len(self._reasoning) - len(self._closing) + 1
-            return self._show_reasoning(self._reasoning[: max(keep, 0)].rstrip())
-        shown = self._show_reasoning(self._reasoning[:close].strip())
-        rest, self._closing, self._orphan = self._reasoning[close + len(self._closing) :], None, None
-        self._separate = bool(self._reasoning[:close].strip())
+        found = CLOSING_TAG[closing].search(self._reasoning, begin)
+        if found is None:  # hold what could be the start of the closing tag
+            return self._show_reasoning(max(len(self._reasoning) - len(closing) + 1, 0))
+        shown = self._show_reasoning(found.start())
+        self._separate = self._reasoning_shown > 0
+        rest, self._closing, self._orphan = self._reasoning[found.end() :], None, None
         return shown + self._thought(rest)
 
-    def _show_reasoning(self, text: str) -> str:
-        text = text.lstrip()
-        if len(text) <= self._reasoning_shown:
+    def _show_reasoning(self, end: int) -> str:
+        """The block's text up to `end`, without the whitespace around it."""
+        end = _trimmed_end(self._reasoning, end)
+        begin = self._reasoning_shown or len(self._reasoning) - len(self._reasoning.lstrip())
+        if end <= begin:
             return ""
-        shown, self._reasoning_shown = text[self._reasoning_shown :], len(text)
+        shown, self._reasoning_shown = self._reasoning[begin:end], end
         return shown
 
     def _thought(self, delta: str) -> str:
@@ -122,26 +127,23 @@ class ThoughtStream:
         before it reasoning, as the parser reads it."""
         if self._orphan is None:
             return self._separated(delta)
-        self._orphan += delta
-        lowered = self._orphan.lower()
-        closes = [(at, closing) for closing in CLOSINGS if (at := lowered.find(closing.lower())) >= 0]
+        pending, self._held = self._held + delta, ""
+        closes = [found.span() for tag in CLOSING_TAG.values() if (found := tag.search(pending))]
         if closes:
-            at, closing = min(closes)
-            reasoning, rest = self._orphan[:at].strip(), self._orphan[at + len(closing) :]
-            shown = self._orphan_shown
+            at, end = min(closes)
+            reasoning = ("".join(self._orphan) + pending[:at]).strip()
+            shown = "".join(self._orphan_shown)
             self._start_thought()
             self._orphan, self._separate = None, bool(reasoning)
-            return (reasoning[len(shown) :] if reasoning.startswith(shown) else "") + self._thought(rest)
-        held = min(
-            (at for at in range(len(self._orphan)) if _starts_closing(self._orphan[at:])), default=None
-        )
-        safe = len(self._orphan) if held is None else held
-        piece, self._orphan_fed = (
-            self._orphan[self._orphan_fed : max(safe, self._orphan_fed)],
-            max(safe, self._orphan_fed),
-        )
-        shown = self._separated(piece)
-        self._orphan_shown += shown
+            return (reasoning[len(shown) :] if reasoning.startswith(shown) else "") + self._thought(
+                pending[end:]
+            )
+        tail = range(max(len(pending) - _LONGEST_CLOSING + 1, 0), len(pending))
+        safe = next((at for at in tail if _starts_closing(pending[at:])), len(pending))
+        self._held = pending[safe:]  # what could be the start of a closing tag
+        self._orphan.append(pending[:safe])
+        shown = self._separated(pending[:safe])
+        self._orphan_shown.append(shown)
         return shown
 
     def _separated(self, delta: str) -> str:
@@ -167,11 +169,10 @@ class ThoughtStream:
             head, self._head = self._head, None
             return self._thought(head) + self.finish()
         if self._closing is not None:  # never closed: the parser's thought is the whole block
-            return self._show_reasoning(self._reasoning.strip())
-        if self._orphan is not None and self._orphan_fed < len(self._orphan):
-            rest, self._orphan_fed = self._orphan[self._orphan_fed :], len(self._orphan)
-            shown = self._separated(rest)
-            return shown + self.finish()
+            return self._show_reasoning(len(self._reasoning))
+        if self._held:
+            rest, self._held = self._held, ""
+            return self._separated(rest) + self.finish()
         if self._done:
             return ""
         if self._plain:
@@ -201,7 +202,9 @@ class ThoughtStream:
 
     def _safe_end(self) -> int:
         """How much of the text is certainly thought now; marks the end when a stop line begins."""
-        marker = _MARKER.search(self._text, self._line)
+        # Only the new text (and a marker it may complete) can hold a marker not seen before.
+        marker = _MARKER.search(self._text, max(self._line, self._scanned - _LONGEST_MARKER))
+        self._scanned = len(self._text)
         end = self._line_end()
         if marker is not None and (not self._done or marker.start() < end):
             self._done = True  # a call begins: the thought ends there
@@ -233,14 +236,14 @@ class ThoughtStream:
 
 def _starts_closing(text: str) -> bool:
     """The text is the start of a reasoning block's closing tag."""
-    return any(closing.lower().startswith(text.lower()) for closing in CLOSINGS)
+    return text[:1] in "<[◁" and any(closing.lower().startswith(text.lower()) for closing in CLOSINGS)
 
 
 def _partial_marker(text: str, start: int) -> int | None:
     """Where a marker that more text could complete begins, in the last line (None when none does)."""
-    line = text.rfind("\n") + 1
-    for at in range(max(line, start, len(text) - max(map(len, _MARKERS))), len(text)):
-        if any(marker.startswith(text[at:]) for marker in _MARKERS):
+    line = text.rfind("\n", len(text) - _LONGEST_MARKER) + 1
+    for at in range(max(line, start, len(text) - _LONGEST_MARKER), len(text)):
+        if text[at] in "<[f" and any(marker.startswith(text[at:]) for marker in _MARKERS):
             return at
     return None
 
