@@ -27,8 +27,9 @@ stock all-MiniLM-L6-v2's vectors (fp32 and int8). Reports MRR@10 and nDCG@10 (bi
 right file counted once) per set and ranker, and the time each took.
 
 `--stock-leg-weights 0 0.5 1` measures a second dense leg without changing the product: for a query
-with no code words (CODE_WORD), the default model's top 10 files and stock MiniLM's are fused by
-reciprocal rank, stock's counted at that weight (0 is the product's list with each file once).
+with no code words (CODE_WORD), the first product model's top 10 files (in each mode and at each
+weights asked) and stock MiniLM's are fused by reciprocal rank, stock's counted at that weight (0 is
+the product's list with each file once).
 """
 
 import argparse
@@ -211,13 +212,14 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
         seconds[label] = time.monotonic() - started
         print(f"  {label}: {indexed}")
     os.environ.pop("REACTSTEP_EMBEDDING_MODEL", None)
-    product = f"product {args.product_models[0].removeprefix('local/')}"
-    for weight in args.stock_leg_weights:
-        fused = [
-            fuse_files(mine, stock, weight) if not CODE_WORD.search(query.text) else mine
-            for mine, stock, query in zip(results[product], results["dense"], queries, strict=True)
-        ]
-        results[f"{product} + stock dense x{weight:g} (prose)"] = fused
+    first = f"product {args.product_models[0].removeprefix('local/')}"
+    for product in [ranker for ranker in results if ranker.startswith(first)]:
+        for weight in args.stock_leg_weights:
+            fused = [
+                fuse_files(mine, stock, weight) if not CODE_WORD.search(query.text) else mine
+                for mine, stock, query in zip(results[product], results["dense"], queries, strict=True)
+            ]
+            results[f"{product} + stock dense x{weight:g} (prose)"] = fused
     rows = {
         ranker: [answer_ranks(query, paths) for query, paths in zip(queries, found, strict=True)]
         for ranker, found in results.items()
