@@ -36,6 +36,11 @@ def add_agent_commands(commands: Commands) -> None:
     ask.add_argument("--max-iterations", type=int, default=10)
     ask.add_argument("--model", help="litellm model name for this question")
     ask.add_argument("--tool-calling", choices=TOOL_CALLING, help="text, native or auto (default: server's)")
+    ask.add_argument(
+        "--reply-format",
+        choices=("react", "native_text"),
+        help="native_text: a reply with no call is the answer (open models that answer in plain text)",
+    )
     ask.add_argument("--stream", action="store_true", help="show each thought as the model writes it")
     _add_shell_options(ask, "let the model run shell commands here, in --cwd (bash, bash_output, kill_bash)")
     ask.add_argument(
@@ -70,7 +75,7 @@ def _add_shell_options(command: argparse.ArgumentParser, allow_help: str) -> Non
 def _ask(args: argparse.Namespace) -> int:
     from reactstep.client.approvals import terminal_approver
 
-    llm_config = {"model": args.model, "tool_calling": args.tool_calling}
+    llm_config = {"model": args.model, "tool_calling": args.tool_calling, "reply_format": args.reply_format}
     question = Question(
         project_id=args.project,
         session_id=str(uuid.uuid4()),

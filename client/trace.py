@@ -87,6 +87,10 @@ def replay(
     llm_config = {"model": "openai/replay", "api_base": llm.base_url}
     if tool_calling:
         llm_config["tool_calling"] = tool_calling
+    # How plain text reads is part of what was recorded: the replay asks for it the same way.
+    steps = [record["request"] for record in records if record["kind"] == "react_step"]
+    if steps and (reply_format := steps[0].get("llm_config", {}).get("reply_format")):
+        llm_config["reply_format"] = reply_format
     question = Question(
         project_id=header["project_id"],
         session_id=header["session_id"],

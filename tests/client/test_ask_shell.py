@@ -161,3 +161,18 @@ def test_the_commands_of_a_client_end_with_it(
         client.send_signal(signal.SIGTERM)
     assert client.wait(timeout=20) == exit_code
     assert all(gone(pid) for pid in pids)
+
+
+def test_ask_with_native_text_takes_plain_text_as_the_answer_and_replays_it(
+    server: str, llm_server: ScriptedLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.push("<think>No tool is needed.</think>It prints hello.")
+    trace = tmp_path / "trace.jsonl"
+    ask = ["ask", "What does echo print?", "--project", "demo", "--server", server, "--record", str(trace)]
+    assert main([*ask, "--reply-format", "native_text"]) == 0
+    assert "Final Answer: It prints hello." in capsys.readouterr().out
+    step = next(record for record in records_of(trace) if record["kind"] == "react_step")
+    assert step["request"]["llm_config"]["reply_format"] == "native_text"  # type: ignore[index]
+
+    assert main(["replay", str(trace), "--server", server]) == 0
+    assert "replay matched: final_answer after 1 steps" in capsys.readouterr().out
