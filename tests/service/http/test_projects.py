@@ -32,9 +32,13 @@ def error(response: Any) -> tuple[int, str]:
 
 
 def test_create_is_idempotent_and_reports_an_empty_project(client: TestClient) -> None:
+    before = time.time()
     first = client.put(f"{P}/fresh")
     assert first.status_code == 201
+    created = first.json()["created"]
+    assert before <= created <= time.time()  # the incarnation: a project made again gets another
     assert first.json() == {
+        "created": created,
         "project_id": "fresh",
         "files": 0,
         "bytes": 0,
