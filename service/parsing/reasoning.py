@@ -3,7 +3,8 @@
     <think>..</think>   DeepSeek R1, Qwen3, GLM-4.5, MiniMax   (R1's template opens <think> in the
                         prompt, so a reply may hold only the closing tag: what precedes it is reasoning)
     <seed:think>..</seed:think>   Seed-OSS        [THINK]..[/THINK]   Magistral, Ministral 3
-    ◁think▷..◁/think▷   Kimi VL        <|channel|>analysis<|message|>..<|end|>   GPT-OSS (harmony)
+    ◁think▷..◁/think▷   Kimi VL        <|channel|>analysis<|message|>..<|end|>   GPT-OSS (harmony),
+    and GPT-OSS's preamble <|channel|>commentary<|message|>..<|end|> (no recipient) before its call
 
 What follows a block is read as the reply (a call after the reasoning is never hidden by it). A block
 that opens and never closes is refused, naming the closing tag.
@@ -18,6 +19,8 @@ _BLOCKS: tuple[tuple[str, str], ...] = (("<think>", "</think>"), ("<thinking>", 
 _BLOCKS += (("<seed:think>", "</seed:think>"),)
 _BLOCKS += (("[THINK]", "[/THINK]"),)
 _BLOCKS += (("◁think▷", "◁/think▷"), ("<|channel|>analysis<|message|>", "<|end|>"))
+# GPT-OSS's preamble before its calls: what it says it will do, read as part of the thought.
+_BLOCKS += (("<|channel|>commentary<|message|>", "<|end|>"),)
 _OPEN = re.compile("|".join(re.escape(opening) for opening, _ in _BLOCKS), re.IGNORECASE)
 _CLOSE = re.compile("|".join(re.escape(closing) for _, closing in _BLOCKS), re.IGNORECASE)
 _HARMONY_START = re.compile(r"<\|start\|>\s*assistant\s*$")

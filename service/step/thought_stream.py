@@ -40,6 +40,8 @@ _MARKERS = (
     "<|START_ACTION|>",
     "<｜tool▁calls▁begin｜>",  # noqa: RUF001 (DeepSeek writes fullwidth bars)
     "<｜tool▁call▁begin｜>",  # noqa: RUF001
+    "<｜tool▁calls｜>",  # noqa: RUF001
+    "to=functions.",
     "<|tool_calls_section_begin|>",
     "<|tool_call_begin|>",
     "<|channel|>",
@@ -52,6 +54,7 @@ _MARKERS = (
 )
 _LONGEST_CLOSING = max(map(len, CLOSINGS))
 _LONGEST_MARKER = max(map(len, _MARKERS))
+_MARKER_FIRSTS = {marker[0] for marker in _MARKERS}
 _MARKER = re.compile("|".join(re.escape(marker) for marker in _MARKERS))
 _CALL_LIST = re.compile(r"[ \t]*\[\s*(?:[A-Za-z_][\w.-]*\s*\(|\{)")
 _CALL_LIST_START = re.compile(r"[ \t]*\[\s*[A-Za-z_]?[\w.-]*\s*")
@@ -109,9 +112,11 @@ class ThoughtStream:
         if found is None:  # hold what could be the start of the closing tag
             return self._show_reasoning(max(len(self._reasoning) - len(closing) + 1, 0))
         shown = self._show_reasoning(found.start())
-        self._separate = self._reasoning_shown > 0
+        self._separate = self._separate or self._reasoning_shown > 0
         rest, self._closing, self._orphan = self._reasoning[found.end() :], None, None
-        return shown + self._thought(rest)
+        self._reasoning, self._reasoning_shown = "", 0
+        self._head = ""  # another block may follow at once (GPT-OSS's preamble after its analysis)
+        return shown + self.feed(rest)
 
     def _show_reasoning(self, end: int) -> str:
         """The block's text up to `end`, without the whitespace around it."""
@@ -120,6 +125,8 @@ class ThoughtStream:
         if end <= begin:
             return ""
         shown, self._reasoning_shown = self._reasoning[begin:end], end
+        if self._separate:
+            shown, self._separate = "\n\n" + shown, False
         return shown
 
     def _thought(self, delta: str) -> str:
@@ -243,7 +250,7 @@ def _partial_marker(text: str, start: int) -> int | None:
     """Where a marker that more text could complete begins, in the last line (None when none does)."""
     line = text.rfind("\n", len(text) - _LONGEST_MARKER) + 1
     for at in range(max(line, start, len(text) - _LONGEST_MARKER), len(text)):
-        if text[at] in "<[f" and any(marker.startswith(text[at:]) for marker in _MARKERS):
+        if text[at] in _MARKER_FIRSTS and any(marker.startswith(text[at:]) for marker in _MARKERS):
             return at
     return None
 

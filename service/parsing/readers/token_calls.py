@@ -4,6 +4,7 @@
     DeepSeek V3, R1   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>name
                       ```json {..} ```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
     DeepSeek V3.1     <｜tool▁call▁begin｜>name<｜tool▁sep｜>{..}<｜tool▁call▁end｜>
+                      (R1 may write <｜tool▁calls｜> in place of both begin tokens)
     Kimi K2           <|tool_calls_section_begin|><|tool_call_begin|>functions.name:0
                       <|tool_call_argument_begin|>{..}<|tool_call_end|>...<|tool_calls_section_end|>
     GLM-4.5 / 4.6     <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>...</tool_call>
@@ -33,15 +34,13 @@ class _Frame:
     head: re.Pattern[str]  # the call's name (group "name") up to where its arguments start
 
 
+_DEEPSEEK_HEAD = re.compile(
+    r"\s*(?:function\s*<｜tool▁sep｜>\s*(?P<name>[\w.-]+)\s*(?:```(?:json)?)?"
+    r"|(?P<name2>[\w.-]+)\s*<｜tool▁sep｜>)\s*"
+)
 _FRAMES = (
-    _Frame(
-        "<｜tool▁call▁begin｜>",
-        "<｜tool▁call▁end｜>",
-        re.compile(
-            r"\s*(?:function\s*<｜tool▁sep｜>\s*(?P<name>[\w.-]+)\s*(?:```(?:json)?)?"
-            r"|(?P<name2>[\w.-]+)\s*<｜tool▁sep｜>)\s*"
-        ),
-    ),
+    _Frame("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", _DEEPSEEK_HEAD),
+    _Frame("<｜tool▁calls｜>", "<｜tool▁call▁end｜>", _DEEPSEEK_HEAD),  # an R1 variant: no call token
     _Frame(
         "<|tool_call_begin|>",
         "<|tool_call_end|>",

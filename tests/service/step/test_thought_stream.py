@@ -96,6 +96,12 @@ CALL = '<tool_call>\n{"name": "read_file", "arguments": {"file_path": "a.py"}}\n
             "Need it.",
         ),
         ('[read_file(file_path="a.py")]', ""),
+        (
+            "<|channel|>analysis<|message|>Plan.<|end|><|start|>assistant<|channel|>commentary<|message|>"
+            "Reading it.<|end|><|start|>assistant<|channel|>commentary to=functions.read_file"
+            ' <|constrain|>json<|message|>{"file_path": "a.py"}',
+            "Plan.\n\nReading it.",
+        ),
     ],
 )
 def test_reasoning_streams_first_and_a_native_call_ends_the_thought(
