@@ -7,9 +7,11 @@ defaults: local store, embedded Qdrant engine, the shipped MiniLM model) in a te
 1. A project of --files small files is synced and uploaded once; then a no-op sync of the same
    manifest is timed (ms and the request's bytes).
 2. A project of about --chunks chunks is indexed; one function of one file is changed, and the time
-   from the sync plan (the whole manifest) through the PUT, POST .../index and a code_search that
-   finds the new code is timed. With --big-chunks, again at that size (building 100k chunks embeds
-   them all once, about 12 minutes on 2 cores; --work-dir keeps them for the next run).
+   from the sync plan (the whole manifest) through the PUT (which re-indexes the file before it
+   answers) to a code_search that finds the new code is timed, each phase apart; a POST .../index
+   after it is timed too (it should find nothing left to do). With --big-chunks, again at that size
+   (building 100k chunks embeds them all once, about 12 minutes on 2 cores; --work-dir keeps them
+   for the next run).
 3. A directory of that project is renamed (sync with apply_deletes), and the re-index is timed with
    how many chunks it embedded (the embedding cache by content should make that 0).
 """
@@ -131,7 +133,9 @@ def one_change(client: httpx.Client, project: str, chunks: int, repeats: int) ->
     files = project_files(chunks)
     version = build(client, project, files)
     described = client.get(f"/api/projects/{project}").json()
-    timings = []
+    timings: list[float] = []
+    phases: dict[str, list[float]] = {"sync plan": [], "PUT (re-index included)": [], "code_search": []}
+    index_runs: list[float] = []
     target = next(iter(files))
     report: dict = {}
     for _ in range(repeats):
@@ -142,14 +146,26 @@ def one_change(client: httpx.Client, project: str, chunks: int, repeats: int) ->
         started = time.perf_counter()
         plan = sync_plan(client, project, files, version)
         assert plan["upload"] == [target], plan["upload"]
+        planned = time.perf_counter()
         upload(client, project, files, plan)
-        report = client.post(f"/api/projects/{project}/index", json={}).json()
-        found = search(client, project, marker)
-        timings.append((time.perf_counter() - started) * 1000)
+        uploaded = time.perf_counter()
+        found = search(client, project, marker)  # a PUT re-indexes its file before it answers
+        searched = time.perf_counter()
         assert marker in found, found[:300]
+        timings.append((searched - started) * 1000)
+        for name, (begin, end) in zip(
+            phases, ((started, planned), (planned, uploaded), (uploaded, searched)), strict=True
+        ):
+            phases[name].append((end - begin) * 1000)
+        begun = time.perf_counter()
+        report = client.post(f"/api/projects/{project}/index", json={}).json()  # finds nothing left to do
+        index_runs.append((time.perf_counter() - begun) * 1000)
         version = report["indexed_version"]
     name = f"one-file change, sync to searchable, {described['chunks']} chunks in {described['files']} files"
     print(describe(name, timings))
+    for phase, values in phases.items():
+        print("  " + describe(phase, values))
+    print("  " + describe("a POST .../index after it (nothing left to do)", index_runs))
     print(
         "  last run: "
         + json.dumps({k: report[k] for k in ("files", "chunks", "embedded", "reused", "incremental")})
