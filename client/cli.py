@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", help="address to bind (default REACTSTEP_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port (default REACTSTEP_PORT or 8000)")
+    serve.add_argument("--port", type=int, help="port (default REACTSTEP_PORT or 8000; 0: a free one)")
     serve.set_defaults(run=_serve)
 
     add_workspace_commands(commands)
@@ -83,7 +83,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = Settings()
     check_embedding_model(settings)  # a local model this build lacks: one line and exit 2, like a bad setting
-    host, port = args.host or settings.host, args.port or settings.port
+    host = args.host or settings.host
+    port = settings.port if args.port is None else args.port  # 0: a free port, said below
     if (refusal := serving_refusal(settings, host)) is not None:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
@@ -100,6 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         print(f"error: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
         return 1
+    port = listening.getsockname()[1]
     configure_logging(settings.log_level, settings.log_format)  # once, before anything logs
     if not settings.api_keys:
         logging.getLogger("reactstep").warning(DEV_MODE_WARNING)

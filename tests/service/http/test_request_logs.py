@@ -268,7 +268,9 @@ def test_reactstep_serve_logs_one_json_line_per_request_and_no_access_log(tmp_pa
     assert [(e["route"], e["status"]) for e in requests] == [("/healthz", 200), ("unmatched", 404)]
     assert [e for e in entries if e["logger"] == "uvicorn.access" or "HTTP/1.1" in e["message"]] == []
     assert [
-        e["level"] for e in entries if e["logger"] == "uvicorn.error" and "Uvicorn running" in e["message"]
+        e["level"]
+        for e in entries
+        if e["logger"] == "uvicorn.error" and "Application startup complete" in e["message"]
     ] == ["info"]
 
 
