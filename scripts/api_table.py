@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from generated_page import write_or_check
 
 from reactstep.service import errors
 
@@ -82,16 +83,8 @@ def with_table(page: str, markers: tuple[str, str], table: str) -> str:
 
 def main() -> int:
     contract = yaml.safe_load((ROOT / "openapi.yaml").read_text())
-    current = PAGE.read_text()
-    wanted = with_table(current, ENDPOINTS, endpoints_table(contract))
-    wanted = with_table(wanted, ERRORS, errors_table())
-    if "--check" in sys.argv[1:]:
-        if current != wanted:
-            print("docs/http-api.md's tables are out of date: run .venv/bin/python scripts/api_table.py")
-            return 1
-        return 0
-    PAGE.write_text(wanted)
-    return 0
+    wanted = with_table(PAGE.read_text(), ENDPOINTS, endpoints_table(contract))
+    return write_or_check(PAGE, with_table(wanted, ERRORS, errors_table()), "scripts/api_table.py")
 
 
 if __name__ == "__main__":

@@ -3,21 +3,15 @@
 import sys
 from pathlib import Path
 
+from generated_page import write_or_check
+
 from reactstep.service.settings_table import with_table
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def main() -> int:
-    current = PAGE.read_text()
-    wanted = with_table(current)
-    if "--check" in sys.argv[1:]:
-        if current != wanted:
-            print("docs/configuration.md's settings tables are out of date: run scripts/settings_table.py")
-            return 1
-        return 0
-    PAGE.write_text(wanted)
-    return 0
+    return write_or_check(PAGE, with_table(PAGE.read_text()), "scripts/settings_table.py")
 
 
 if __name__ == "__main__":

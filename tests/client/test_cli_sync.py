@@ -3,7 +3,6 @@ files travel, tool writes are never reverted without --force, and pull brings th
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +14,6 @@ from reactstep.client.loop import ClientError
 from reactstep.client.project_api import ProjectApi
 from reactstep.client.sync import SyncOptions, sync_folder
 from reactstep.client.workspace import state_path
-from reactstep.service.http.app import create_app
-from reactstep.service.http.serving import BackgroundServer
-from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
-
-SECRET = "cli-sync-test-secret-0123456789abcdef"
-
-
-@pytest.fixture
-def url(tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv("REACTSTEP_DATA_DIR", str(tmp_path / "cli-data"))  # the in-process default
-    settings = Settings(data_dir=tmp_path / "server", approval_secret=SECRET)
-    with BackgroundServer(create_app(settings, embedder=local_embedder)) as server:
-        yield server.url
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ server or a project deleted and created again starts fresh and says so, unless t
 the folder never sent; and `sync --keep-both` keeps both sides of a conflict, byte for byte."""
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -15,17 +14,8 @@ from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
 from reactstep.tools.vectors.embeddings import LocalEmbedder
+from tests.client.conftest import SECRET
 from tests.client.test_cli_sync import approve, run, server_files
-
-SECRET = "sync-state-test-secret-0123456789abcdef"
-
-
-@pytest.fixture
-def url(tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv("REACTSTEP_DATA_DIR", str(tmp_path / "cli-data"))  # the in-process default
-    settings = Settings(data_dir=tmp_path / "server", approval_secret=SECRET)
-    with BackgroundServer(create_app(settings, embedder=local_embedder)) as server:
-        yield server.url
 
 
 @pytest.fixture
