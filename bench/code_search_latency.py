@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from stats import machine, percentile
 from vector_search import POOL, make_chunk_text, make_vocabulary
 
+from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.service.runtime import Runtime, build_runtime
-from reactstep.service.schemas import ExecuteActionRequest
 from reactstep.service.settings import Settings
 from reactstep.service.workspace.actions import run_execute_action
 from reactstep.tools.vectors.retrieval import CANDIDATES, collection_name

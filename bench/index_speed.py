@@ -23,8 +23,8 @@ from docstring_dataset import fetch_package
 from stats import describe, machine
 
 from reactstep.client.cli import main as reactstep
+from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.service.runtime import build_runtime
-from reactstep.service.schemas import ExecuteActionRequest
 from reactstep.service.settings import Settings
 from reactstep.service.workspace.actions import run_execute_action
 from reactstep.tools.index.indexer import collection_name

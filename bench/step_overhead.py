@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from peers import child, interleaved, load_average, side_by_side
 from stats import machine, percentile
 
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.llm.gateway import OPENAI_ROUTE_FLAG
-from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
 from reactstep.service.step.react_step import PreparedStep, prepare_step
 from reactstep.tools.catalog import default_registry

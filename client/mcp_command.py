@@ -18,7 +18,7 @@ import httpx
 
 from reactstep.client.loop import ClientError, api_error
 from reactstep.client.servers import client_key, named_or_running
-from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
+from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.settings import Settings
 
 if TYPE_CHECKING:

@@ -10,10 +10,12 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("client", "service", "tools", "prompts")
+PACKAGES = ("client", "contract", "service", "tools", "prompts")
 
 # (importer prefix, imported prefix it must not use). Prefixes match whole dotted names.
 FORBIDDEN = [
+    # the contract (pydantic models of the HTTP bodies) is the client's and the server's: it imports neither
+    *[("reactstep.contract", f"reactstep.{other}") for other in ("client", "service", "tools", "prompts")],
     ("reactstep.prompts", "reactstep.service"),
     ("reactstep.prompts", "reactstep.tools"),
     ("reactstep.prompts", "reactstep.client"),

@@ -5,6 +5,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
+from reactstep.contract.actions import ExecuteActionRequest
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import (
     Model,
@@ -19,7 +21,7 @@ from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import ExecuteActionRequest, ReactStepRequest
+from reactstep.service.schemas import check_client_tools
 from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
@@ -41,7 +43,7 @@ async def _read(request: Request, runtime: Runtime, model: type[Model], allow_em
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = await _read(request, runtime, ReactStepRequest)
+    body = check_client_tools(await _read(request, runtime, ReactStepRequest))
     authorize_project(request.scope, body.project_id)
     await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)

@@ -2,11 +2,12 @@
 
 from pydantic import SecretStr
 
+from reactstep.contract.common import UserApiKeys
+from reactstep.contract.step import LLMConfig
 from reactstep.service.limits import check_max_tokens
 from reactstep.service.llm.gateway import model_facts, provider_of
 from reactstep.service.llm.net_guard import check_api_base, check_provider
 from reactstep.service.llm.protocol import LLMRequest, ModelFacts
-from reactstep.service.schemas import LLMConfig, UserApiKeys
 from reactstep.service.settings import Settings
 
 # The text protocol's turn ends where the model would write an observation itself.

@@ -1,10 +1,10 @@
 """Pick the embedder for a request: the server's own, or a litellm model the request names."""
 
+from reactstep.contract.common import EmbeddingModelConfig, UserApiKeys
 from reactstep.service.errors import ValidationFailed
 from reactstep.service.llm.config import server_key
 from reactstep.service.llm.net_guard import check_api_base, check_model
 from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
-from reactstep.service.schemas import EmbeddingModelConfig, UserApiKeys
 from reactstep.service.settings import Settings
 from reactstep.tools.vectors.embeddings import Embedder
 

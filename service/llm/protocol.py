@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from pydantic import SecretStr
 
-from reactstep.service.schemas import Usage
+from reactstep.contract.step import Usage
 
 Message = dict[str, Any]
 

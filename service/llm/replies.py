@@ -2,9 +2,9 @@
 
 from typing import Any
 
+from reactstep.contract.step import Usage
 from reactstep.service.errors import LLMBadResponse
 from reactstep.service.llm.protocol import LLMReply, NativeToolCall
-from reactstep.service.schemas import Usage
 
 
 def delta_text(chunk: Any) -> str:

@@ -2,10 +2,10 @@
 
 from typing import Any
 
+from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.mcp.server import ToolCall
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.workspace.calls import execute_action
 
 

@@ -25,9 +25,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic import AnyUrl, ValidationError
 from starlette.types import Receive, Scope, Send
 
+from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.errors import ServiceError
 from reactstep.service.mcp.prompt import react_prompt
-from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.version import package_version
 
 logger = logging.getLogger("reactstep")

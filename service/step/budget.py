@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reactstep.contract.step import CompletedStep, HistoryItem
 from reactstep.service.llm.gateway import count_tokens
 from reactstep.service.llm.protocol import Message
-from reactstep.service.schemas import CompletedStep, HistoryItem
 from reactstep.service.step.prompting import render
 
 # (history, how many observations are elided) -> the messages

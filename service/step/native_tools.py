@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reactstep.contract.step import ClientTool, ToolCallingMode
 from reactstep.service.llm.protocol import LLMReply, ModelFacts
 from reactstep.service.parsing.arg_drift import Aliases
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
-from reactstep.service.schemas import ClientTool, ToolCallingMode
 from reactstep.tools.registry import ToolRegistry
 
 ResolvedMode = Literal["text", "native"]

@@ -11,9 +11,9 @@ parse (text grammar | native tool call)
 
 from dataclasses import dataclass
 
+from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse
 from reactstep.service.llm.protocol import LLMReply
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply
-from reactstep.service.schemas import ActionDetails, Executor, ReactStepResponse
 from reactstep.service.step.loop_guard import action_key
 from reactstep.service.step.native_tools import NativeParse, ResolvedMode, parse_native_reply
 from reactstep.service.step.prompting import render, render_format_error

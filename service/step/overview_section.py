@@ -7,7 +7,7 @@ not indexed ──► the section says no overview is available (not an error)
 
 from dataclasses import dataclass
 
-from reactstep.service.schemas import ReactStepRequest
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.step.prompting import render
 from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.failures import translated_backend_errors

@@ -18,8 +18,8 @@ from typing import Any
 
 import jinja2
 
+from reactstep.contract.step import ClientTool, CompletedStep, FormatErrorStep, HistoryItem, Turn
 from reactstep.prompts import PROMPTS_DIR
-from reactstep.service.schemas import ClientTool, CompletedStep, FormatErrorStep, HistoryItem, Turn
 from reactstep.tools.recent import Recent
 from reactstep.tools.registry import Category, ToolRegistry
 

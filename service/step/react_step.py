@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reactstep.contract.step import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
 from reactstep.service.limits import cap_reply, check_history_length
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
-from reactstep.service.schemas import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service.settings import Settings
 from reactstep.service.step.budget import (
     FittedPrompt,

@@ -4,8 +4,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.errors import ValidationFailed
-from reactstep.service.schemas import ReactStepRequest
 from reactstep.tools.registry import ToolRegistry
 
 

@@ -21,10 +21,10 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.errors import LLMBadResponse, ServiceError, error_body
 from reactstep.service.llm.protocol import LLMGateway, LLMReply
 from reactstep.service.llm.retries import open_stream_with_retries, within_deadline
-from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
 from reactstep.service.step.react_step import PreparedStep, finish_step, prepare_step, step_body
 from reactstep.service.step.thought_stream import ThoughtStream

@@ -8,10 +8,10 @@ so the next code_search sees the new code.
 import time
 from dataclasses import replace
 
+from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service import request_context
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import Approval, ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import reindex_changes

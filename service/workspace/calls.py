@@ -4,8 +4,8 @@ a one-file read, local store     on the loop (microseconds of disk)
 everything else                  on a worker thread (an S3 read waits there for the bucket)
 """
 
+from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from reactstep.contract.common import EmbeddingModelConfig, StrictModel, UserApiKeys
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import EmbeddingModelConfig, StrictModel, UserApiKeys
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.service.workspace.projects import ProjectReport, describe_project, require_project

@@ -10,10 +10,10 @@ find_importers never miss them.
 
 import logging
 
+from reactstep.contract.common import EmbeddingModelConfig, UserApiKeys
 from reactstep.service.errors import ServiceError
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import EmbeddingModelConfig, UserApiKeys
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.tools.index.incremental import index_paths

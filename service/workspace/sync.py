@@ -17,9 +17,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from reactstep.contract.common import EmbeddingModelConfig, Integer, StrictModel, UserApiKeys
 from reactstep.service.errors import Conflict, NameCollision, ValidationFailed
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import EmbeddingModelConfig, Integer, StrictModel, UserApiKeys
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index

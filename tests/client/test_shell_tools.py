@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.timing import LOAD_SLACK_S
 
 from reactstep.client.shell_tools import LocalShell, shell_tool_declarations
-from tests.timing import LOAD_SLACK_S
 
 PRINT_LINES = (
     "python3 -u -c 'import time\n"
@@ -212,7 +212,7 @@ def test_no_background_command_started_yet(shell: LocalShell) -> None:
 
 
 def test_the_declarations_are_valid_client_tools() -> None:
-    from reactstep.service.schemas import ClientTool
+    from reactstep.contract.step import ClientTool
 
     tools = [ClientTool.model_validate(tool) for tool in shell_tool_declarations()]
     assert [(tool.name, tool.category) for tool in tools] == [

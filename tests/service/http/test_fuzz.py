@@ -26,10 +26,10 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from reactstep.client.scripted_llm import word_vector
+from reactstep.contract.step import Usage
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
-from reactstep.service.schemas import Usage
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from tests.service.http.test_openapi import errors_of, lookup, response_pointer, sse_events

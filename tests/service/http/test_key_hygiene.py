@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.llm.config import resolve_llm_request
@@ -19,7 +20,6 @@ from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
 from reactstep.service.logs import JsonFormatter, TextFormatter
 from reactstep.service.redaction import REDACTED, redact_fields, remember_server_secrets
-from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.vectors.embeddings import LocalEmbedder

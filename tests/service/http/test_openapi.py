@@ -22,7 +22,9 @@ from starlette.testclient import TestClient
 
 import reactstep.service
 import reactstep.tools
-from reactstep.service import errors, schemas
+from reactstep.contract import actions, common
+from reactstep.contract import step as step_models
+from reactstep.service import errors
 from reactstep.service.http.app import ROUTES, create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.endpoints import OPENAPI_PATH
@@ -157,21 +159,21 @@ def test_routes_match_spec_paths() -> None:
 # --- schemas mirror the pydantic models ------------------------------------------------------
 
 MODELS: list[type[BaseModel]] = [
-    schemas.ReactStepRequest,
-    schemas.ReactStepResponse,
-    schemas.ExecuteActionRequest,
-    schemas.ExecuteActionResponse,
-    schemas.Approval,
-    schemas.LLMConfig,
-    schemas.UserApiKeys,
-    schemas.EmbeddingModelConfig,
-    schemas.ClientTool,
-    schemas.ActionDetails,
-    schemas.CompletedStep,
-    schemas.FormatErrorStep,
-    schemas.Turn,
-    schemas.Usage,
-    schemas.Timing,
+    step_models.ReactStepRequest,
+    step_models.ReactStepResponse,
+    actions.ExecuteActionRequest,
+    actions.ExecuteActionResponse,
+    actions.Approval,
+    step_models.LLMConfig,
+    common.UserApiKeys,
+    common.EmbeddingModelConfig,
+    step_models.ClientTool,
+    step_models.ActionDetails,
+    step_models.CompletedStep,
+    step_models.FormatErrorStep,
+    step_models.Turn,
+    step_models.Usage,
+    step_models.Timing,
 ]
 
 
@@ -212,7 +214,7 @@ def test_component_defaults_equal_the_models(model: type[BaseModel]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "fields"), [(schemas.UserApiKeys, ["llmKey", "embeddingKey"])], ids=["UserApiKeys"]
+    ("model", "fields"), [(common.UserApiKeys, ["llmKey", "embeddingKey"])], ids=["UserApiKeys"]
 )
 def test_secret_fields_are_write_only_strings(model: type[BaseModel], fields: list[str]) -> None:
     secret = [
@@ -230,19 +232,19 @@ def test_secret_fields_are_write_only_strings(model: type[BaseModel], fields: li
 
 def test_status_enum_matches_the_model() -> None:
     status = component("ReactStepResponse")["properties"]["status"]
-    assert tuple(status["enum"]) == typing.get_args(schemas.Status)
+    assert tuple(status["enum"]) == typing.get_args(step_models.Status)
 
 
 def test_executor_enum_matches_the_model() -> None:
     executor = component("ActionDetails")["properties"]["executor"]
-    assert tuple(executor["enum"]) == typing.get_args(schemas.Executor)
+    assert tuple(executor["enum"]) == typing.get_args(step_models.Executor)
 
 
 def test_history_items_are_the_models_union() -> None:
     items = lookup("/components/schemas/ConversationHistory/items")
     assert items == {"$ref": "#/components/schemas/HistoryItem"}
     refs = [option["$ref"] for option in component("HistoryItem")["oneOf"]]
-    names = [m.__name__ for m in typing.get_args(schemas.HistoryItem)]
+    names = [m.__name__ for m in typing.get_args(step_models.HistoryItem)]
     assert refs == [f"#/components/schemas/{name}" for name in names]
 
 
@@ -261,88 +263,88 @@ BASE = {"project_id": "demo", "session_id": "s1", "user_query": "What does src/a
 
 # Bodies the spec and pydantic must agree on: (model, body, accepted).
 REQUEST_BODIES: list[tuple[type[BaseModel], dict[str, Any], bool]] = [
-    (schemas.ReactStepRequest, BASE, True),
-    (schemas.ReactStepRequest, {**BASE, "extra": 1}, False),
-    (schemas.ReactStepRequest, {**BASE, "user_query": ""}, False),
-    (schemas.ReactStepRequest, {**BASE, "user_query": "q" * 20_001}, False),
-    (schemas.ReactStepRequest, {**BASE, "project_id": "../other"}, False),
-    (schemas.ReactStepRequest, {**BASE, "project_id": "a" * 129}, False),
-    (schemas.ReactStepRequest, {**BASE, "session_id": ""}, False),
-    (schemas.ReactStepRequest, {**BASE, "max_iterations_left": -1}, False),
-    (schemas.ReactStepRequest, {**BASE, "max_iterations_left": 1000}, True),
-    (schemas.ReactStepRequest, {**BASE, "max_iterations_left": 1001}, False),
-    (schemas.ReactStepRequest, {**BASE, "available_tools_prompt_segment": None}, True),
-    (schemas.ReactStepRequest, {**BASE, "available_tools_prompt_segment": "x" * 50_001}, False),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"temperature": 2}}, True),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"temperature": 2.5}}, False),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"max_tokens": 0}}, False),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"max_tokens": 32_769}}, False),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"model": ""}}, False),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"model": None, "api_base": None}}, True),
-    (schemas.ReactStepRequest, {**BASE, "llm_config": {"top_p": 1}}, False),
-    (schemas.ReactStepRequest, {**BASE, "user_api_keys": {"llmKey": "k" * 500}}, True),
-    (schemas.ReactStepRequest, {**BASE, "user_api_keys": {"llmKey": "k" * 501}}, False),
-    (schemas.ReactStepRequest, {**BASE, "user_api_keys": {"openaiKey": "k"}}, False),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run_tests"}]}, True),
+    (step_models.ReactStepRequest, BASE, True),
+    (step_models.ReactStepRequest, {**BASE, "extra": 1}, False),
+    (step_models.ReactStepRequest, {**BASE, "user_query": ""}, False),
+    (step_models.ReactStepRequest, {**BASE, "user_query": "q" * 20_001}, False),
+    (step_models.ReactStepRequest, {**BASE, "project_id": "../other"}, False),
+    (step_models.ReactStepRequest, {**BASE, "project_id": "a" * 129}, False),
+    (step_models.ReactStepRequest, {**BASE, "session_id": ""}, False),
+    (step_models.ReactStepRequest, {**BASE, "max_iterations_left": -1}, False),
+    (step_models.ReactStepRequest, {**BASE, "max_iterations_left": 1000}, True),
+    (step_models.ReactStepRequest, {**BASE, "max_iterations_left": 1001}, False),
+    (step_models.ReactStepRequest, {**BASE, "available_tools_prompt_segment": None}, True),
+    (step_models.ReactStepRequest, {**BASE, "available_tools_prompt_segment": "x" * 50_001}, False),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"temperature": 2}}, True),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"temperature": 2.5}}, False),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"max_tokens": 0}}, False),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"max_tokens": 32_769}}, False),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"model": ""}}, False),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"model": None, "api_base": None}}, True),
+    (step_models.ReactStepRequest, {**BASE, "llm_config": {"top_p": 1}}, False),
+    (step_models.ReactStepRequest, {**BASE, "user_api_keys": {"llmKey": "k" * 500}}, True),
+    (step_models.ReactStepRequest, {**BASE, "user_api_keys": {"llmKey": "k" * 501}}, False),
+    (step_models.ReactStepRequest, {**BASE, "user_api_keys": {"openaiKey": "k"}}, False),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "run_tests"}]}, True),
     # Refused until issue 10: every name OpenAI-compatible providers accept is a client tool name.
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run-tests"}]}, True),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "9" * 64}]}, True),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "9" * 65}]}, False),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run tests"}]}, False),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "run.tests"}]}, False),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "t"}] * 51}, False),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "run-tests"}]}, True),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "9" * 64}]}, True),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "9" * 65}]}, False),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "run tests"}]}, False),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "run.tests"}]}, False),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "t"}] * 51}, False),
     (
-        schemas.ReactStepRequest,
+        step_models.ReactStepRequest,
         {**BASE, "client_tools": [{"name": "t", "parameters": {"type": "array"}}]},
         False,
     ),
-    (schemas.ReactStepRequest, {**BASE, "client_tools": [{"name": "t", "x": 1}]}, False),
-    (schemas.ReactStepRequest, {**BASE, "conversation_history": [STEP]}, True),
-    (schemas.ReactStepRequest, {**BASE, "conversation_history": [{**STEP, "x": 1}]}, False),
+    (step_models.ReactStepRequest, {**BASE, "client_tools": [{"name": "t", "x": 1}]}, False),
+    (step_models.ReactStepRequest, {**BASE, "conversation_history": [STEP]}, True),
+    (step_models.ReactStepRequest, {**BASE, "conversation_history": [{**STEP, "x": 1}]}, False),
     (
-        schemas.ReactStepRequest,
+        step_models.ReactStepRequest,
         {**BASE, "conversation_history": [{"raw_output": "r", "format_error": "f"}]},
         True,
     ),
     (
-        schemas.ReactStepRequest,
+        step_models.ReactStepRequest,
         {**BASE, "conversation_history": [{**STEP, "raw_output": "r", "format_error": "f"}]},
         False,
     ),
     (
-        schemas.ReactStepRequest,
+        step_models.ReactStepRequest,
         {**BASE, "conversation_history": [{"role": "assistant", "content": "a"}]},
         True,
     ),
     (
-        schemas.ReactStepRequest,
+        step_models.ReactStepRequest,
         {**BASE, "conversation_history": [{"role": "system", "content": "a"}]},
         False,
     ),
-    (schemas.ReactStepRequest, {**BASE, "conversation_history": [{"observation": "o"}]}, False),
-    (schemas.ExecuteActionRequest, {**BASE, "tool_name": "read_file"}, False),
+    (step_models.ReactStepRequest, {**BASE, "conversation_history": [{"observation": "o"}]}, False),
+    (actions.ExecuteActionRequest, {**BASE, "tool_name": "read_file"}, False),
     (
-        schemas.ExecuteActionRequest,
+        actions.ExecuteActionRequest,
         {"project_id": "demo", "session_id": "s", "tool_name": "x"},
         True,
     ),
     (
-        schemas.ExecuteActionRequest,
+        actions.ExecuteActionRequest,
         {"project_id": "demo", "session_id": "s", "tool_name": ""},
         False,
     ),
     (
-        schemas.ExecuteActionRequest,
+        actions.ExecuteActionRequest,
         {"project_id": "demo", "session_id": "s", "tool_name": "x" * 65},
         False,
     ),
     (
-        schemas.ExecuteActionRequest,
+        actions.ExecuteActionRequest,
         {"project_id": "demo", "session_id": "s", "tool_name": "x", "embedding_model_config": None},
         True,
     ),
     (
-        schemas.ExecuteActionRequest,
+        actions.ExecuteActionRequest,
         {
             "project_id": "demo",
             "session_id": "s",
@@ -401,10 +403,10 @@ def test_examples_match_their_schemas(pointer: str, value: Any) -> None:
 
 
 EXAMPLE_MODELS: dict[str, type[BaseModel]] = {
-    "#/components/schemas/ReactStepRequest": schemas.ReactStepRequest,
-    "#/components/schemas/ReactStepResponse": schemas.ReactStepResponse,
-    "#/components/schemas/ExecuteActionRequest": schemas.ExecuteActionRequest,
-    "#/components/schemas/ExecuteActionResponse": schemas.ExecuteActionResponse,
+    "#/components/schemas/ReactStepRequest": step_models.ReactStepRequest,
+    "#/components/schemas/ReactStepResponse": step_models.ReactStepResponse,
+    "#/components/schemas/ExecuteActionRequest": actions.ExecuteActionRequest,
+    "#/components/schemas/ExecuteActionResponse": actions.ExecuteActionResponse,
 }
 MODEL_EXAMPLES = [e for e in EXAMPLES if lookup(e[1]).get("$ref") in EXAMPLE_MODELS]
 
@@ -523,7 +525,7 @@ class ScriptedGateway:
             raise item
         if isinstance(item, LLMReply):
             return item
-        return LLMReply(text=item, usage=schemas.Usage(), finish_reason="stop", elapsed_ms=1.0)
+        return LLMReply(text=item, usage=step_models.Usage(), finish_reason="stop", elapsed_ms=1.0)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
         reply = await self.complete(request)
@@ -763,7 +765,9 @@ CALLS: dict[str, Call] = {
         script=(
             LLMReply(
                 text="look",
-                usage=schemas.Usage(prompt_tokens=90, completion_tokens=9, total_tokens=99, cached_tokens=64),
+                usage=step_models.Usage(
+                    prompt_tokens=90, completion_tokens=9, total_tokens=99, cached_tokens=64
+                ),
                 finish_reason="tool_calls",
                 elapsed_ms=1.0,
                 tool_calls=(NativeToolCall("read_file", '{"file_path": "src/app.py"}'),),
@@ -787,7 +791,7 @@ CALLS: dict[str, Call] = {
         json=step(llm_config={"max_tokens": 16}),
         script=(
             LLMReply(
-                text="Thought: I need to", usage=schemas.Usage(), finish_reason="length", elapsed_ms=1.0
+                text="Thought: I need to", usage=step_models.Usage(), finish_reason="length", elapsed_ms=1.0
             ),
         ),
         request_valid=True,
@@ -848,6 +852,28 @@ CALLS: dict[str, Call] = {
                 "code": "validation_failed",
                 "message": "the request body does not match the schema",
                 "details": [{"field": "user_query", "message": "Field required"}],
+                "request_id": REQUEST_ID,
+            }
+        },
+    ),
+    "react_step client tool parameters not a JSON Schema": Call(
+        "POST",
+        REACT,
+        422,
+        json=step(client_tools=[{"name": "t", "parameters": {"type": "object", "properties": 5}}]),
+        code="validation_failed",
+        llm_calls=0,
+        expect={
+            "error": {
+                "code": "validation_failed",
+                "message": "the request body does not match the schema",
+                "details": [
+                    {
+                        "field": "client_tools.0.parameters",
+                        "message": "Value error, parameters is not a valid JSON Schema: "
+                        "5 is not of type 'object'",
+                    }
+                ],
                 "request_id": REQUEST_ID,
             }
         },
@@ -1373,7 +1399,6 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
         "llm_api_base_allowlist": [],
         "debug_prompt": False,
         "max_body_bytes": 1_000_000,
-        "max_history_items": 200,
         "llm_max_retries": 0,
         "llm_tool_calling": "text",
     }
@@ -1465,7 +1490,7 @@ def test_live_action_is_what_the_client_appends(tmp_path: Path) -> None:
         "is_error": observed.json()["is_error"],
     }
     assert errors_of("/components/schemas/HistoryItem", appended) == []
-    assert schemas.CompletedStep.model_validate(appended).observation == OBSERVATION
+    assert step_models.CompletedStep.model_validate(appended).observation == OBSERVATION
 
 
 def test_live_debug_prompt_is_the_rendered_messages(tmp_path: Path) -> None:

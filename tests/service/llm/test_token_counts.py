@@ -5,10 +5,10 @@ from typing import Any
 import litellm
 import pytest
 
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.llm.gateway import count_tokens
 from reactstep.service.llm.protocol import Message
 from reactstep.service.llm.token_counts import TokenCounts
-from reactstep.service.schemas import ReactStepRequest
 from reactstep.service.settings import Settings
 from reactstep.service.step.react_step import PreparedStep, prepare_step
 from reactstep.tools.catalog import default_registry
