@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 from starlette.testclient import TestClient
-from tests.timing import LOAD_SLACK_S
 
 from reactstep.contract.step import Usage
 from reactstep.service.http.admission import AdmissionLimiter
@@ -21,6 +20,7 @@ from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from tests.service.http.test_openapi import errors_of, lookup, response_pointer
+from tests.timing import LOAD_SLACK_S
 
 REACT, EXECUTE = "/api/agent/react_step", "/api/agent/execute_action"
 BASE = {"project_id": "demo", "session_id": "s", "user_query": "q"}
