@@ -1,1 +1,55 @@
-"""The client side, apart from the server: the CLI, the reference loop, its shell tools, traces and replay."""
+"""The reactstep client library: `from reactstep.client import Client, AsyncClient`."""
+
+from reactstep.client.async_client import AsyncClient
+from reactstep.client.client import Client
+from reactstep.client.errors import (
+    ApiError,
+    BadRequest,
+    BadResponse,
+    Conflict,
+    ConnectionFailed,
+    Forbidden,
+    NotFound,
+    PayloadTooLarge,
+    PreconditionFailed,
+    RateLimited,
+    ReactstepError,
+    ServerError,
+    StreamError,
+    Unauthorized,
+    Unavailable,
+)
+from reactstep.client.loop import REJECTED, ApprovalRequest, RunResult
+from reactstep.client.pull import PullRefused, PullReport
+from reactstep.client.retries import NO_RETRIES, RetryPolicy
+from reactstep.client.sync import SyncOptions, SyncRefused, SyncReport
+
+__all__ = [
+    "NO_RETRIES",
+    "REJECTED",
+    "ApiError",
+    "ApprovalRequest",
+    "AsyncClient",
+    "BadRequest",
+    "BadResponse",
+    "Client",
+    "Conflict",
+    "ConnectionFailed",
+    "Forbidden",
+    "NotFound",
+    "PayloadTooLarge",
+    "PreconditionFailed",
+    "PullRefused",
+    "PullReport",
+    "RateLimited",
+    "ReactstepError",
+    "RetryPolicy",
+    "RunResult",
+    "ServerError",
+    "StreamError",
+    "SyncOptions",
+    "SyncRefused",
+    "SyncReport",
+    "Unauthorized",
+    "Unavailable",
+]

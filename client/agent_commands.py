@@ -2,17 +2,19 @@
 
 import argparse
 import sys
-import uuid
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TypeAlias
 
 import httpx
 
+from reactstep.client.client import Client
 from reactstep.client.console import StepPrinter
-from reactstep.client.loop import AgentClient, ClientError, LocalSide, Question, ToolRunner, run_loop
+from reactstep.client.errors import ClientError
+from reactstep.client.loop import ToolRunner
+from reactstep.client.replay import recorded_replies, replay
 from reactstep.client.servers import client_key, in_process_server, named_or_running
-from reactstep.client.trace import ReplayMismatch, TraceRecorder, load_trace, recorded_replies, replay
+from reactstep.client.trace import ReplayMismatch, load_trace
 from reactstep.service.settings import Settings
 
 TOOL_CALLING = ("text", "native", "auto")
@@ -76,28 +78,22 @@ def _ask(args: argparse.Namespace) -> int:
     from reactstep.client.approvals import terminal_approver
 
     llm_config = {"model": args.model, "tool_calling": args.tool_calling, "reply_format": args.reply_format}
-    question = Question(
-        project_id=args.project,
-        session_id=str(uuid.uuid4()),
-        user_query=args.question,
-        max_iterations=args.max_iterations,
-        llm_config={key: value for key, value in llm_config.items() if value},
-        stream=args.stream,
-        client_tools=_shell_declarations(args.allow_shell),
-    )
     with ExitStack() as stack:
         server_url = _server_with_an_llm(stack, args.server, args.model)
-        local = LocalSide(
-            run_tool=_local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None,
+        printer = StepPrinter()
+        client = stack.enter_context(Client(server_url, client_key()))
+        outcome = client.run(
+            args.question,
+            project=args.project,
+            tools=_shell_declarations(args.allow_shell),
+            on_action=_local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None,
             approve=terminal_approver(args.approve_all, sys.stdin, sys.stdout),
-        )
-        listener = StepPrinter()
-        if args.record:
-            version = _project_version(stack, server_url, args.project)
-            recorder = TraceRecorder(stack.enter_context(args.record.open("w")), question, version)
-            listener = StepPrinter(recorder)
-        outcome = run_loop(
-            AgentClient(server_url, client_key()), question, listener, listener.show_thought, local
+            max_steps=args.max_iterations,
+            trace=args.record,
+            llm={key: value for key, value in llm_config.items() if value},
+            stream=args.stream,
+            on_thought=printer.show_thought,
+            on_step=printer,
         )
     print(f"\n{outcome.status} after {outcome.steps} steps")
     return 0 if outcome.status == "final_answer" else 3
@@ -149,20 +145,11 @@ def _llm_check(url: str) -> str | None:
     return checks.get("llm") if isinstance(checks, dict) else None
 
 
-def _project_version(stack: ExitStack, server_url: str, project_id: str) -> int:
-    from reactstep.client.project_api import ProjectApi
-    from reactstep.client.trace_version import project_version
-
-    api = stack.enter_context(ProjectApi(server_url, project_id, client_key()))
-    return project_version(api)
-
-
 def _check_pinned_version(stack: ExitStack, server_url: str, session: dict[str, Any]) -> None:
-    from reactstep.client.project_api import ProjectApi
     from reactstep.client.trace_version import check_pinned_version
 
-    api = stack.enter_context(ProjectApi(server_url, session["project_id"], client_key()))
-    note = check_pinned_version(api, session)
+    client = stack.enter_context(Client(server_url, client_key()))
+    note = client.do(check_pinned_version(session))
     if note is not None:
         print(note, file=sys.stderr)
 

@@ -5,9 +5,9 @@ the approver shows the diff and decides: `--approve-all` applies every change, a
 asked `Apply this change? [y/N]`, and with neither every change is refused (nobody can say yes).
 """
 
-from typing import Any, TextIO
+from typing import TextIO
 
-from reactstep.client.loop import Approver
+from reactstep.client.loop import ApprovalRequest, Approver
 
 QUESTION = "Apply this change? [y/N] "
 YES = ("y", "yes")
@@ -16,7 +16,7 @@ YES = ("y", "yes")
 def terminal_approver(approve_all: bool, stdin: TextIO, stdout: TextIO) -> Approver:
     """An approver that shows each diff, then applies it, asks on the terminal, or refuses it."""
 
-    def approve(call: dict[str, Any]) -> bool:
+    def approve(call: ApprovalRequest) -> bool:
         show_change(call, stdout)
         if approve_all:
             return True
@@ -32,9 +32,9 @@ def terminal_approver(approve_all: bool, stdin: TextIO, stdout: TextIO) -> Appro
     return approve
 
 
-def show_change(call: dict[str, Any], stdout: TextIO) -> None:
+def show_change(call: ApprovalRequest, stdout: TextIO) -> None:
     """The tool that wants to write and its diff, for the human to read."""
-    stdout.write(f"    {call['tool_name']} wants to make this change:\n")
-    diff = str(call.get("diff") or "(the server sent no diff)")
+    stdout.write(f"    {call.tool_name} wants to make this change:\n")
+    diff = call.diff or "(the server sent no diff)"
     stdout.writelines(f"    {line}\n" for line in diff.splitlines())
     stdout.flush()

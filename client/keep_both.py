@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from reactstep.client.project_api import NEW_FILE, ProjectApi
+from reactstep.client import operations
+from reactstep.client.calls import Op
+from reactstep.client.operations import NEW_FILE
 from reactstep.client.workspace import Entry, write_file
 
 
@@ -23,11 +25,11 @@ class KeptCopies:
     if_match: dict[str, str] = field(default_factory=dict)
 
 
-def keep_servers_copies(api: ProjectApi, root: Path, conflicts: list[dict[str, Any]]) -> KeptCopies:
+def keep_servers_copies(project_id: str, root: Path, conflicts: list[dict[str, Any]]) -> Op[KeptCopies]:
     """Write the server's bytes of each conflicting path into the folder under a conflict name."""
     kept = KeptCopies()
     for item in conflicts:
-        found = api.get_file_tagged(item["path"])
+        found = yield from operations.download(project_id, item["path"])
         if found is None:  # the tool deleted it: the folder's copy simply comes back
             kept.if_match[item["path"]] = NEW_FILE
             continue

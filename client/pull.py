@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactstep.client.loop import ClientError
-from reactstep.client.project_api import ProjectApi
+from reactstep.client import operations
+from reactstep.client.calls import Op
+from reactstep.client.errors import ClientError
 from reactstep.client.sync_state import described, starting_state
 from reactstep.client.workspace import remove_file, save_state, write_file
 
@@ -62,15 +63,16 @@ class _PathHistory:
 
 
 def pull_folder(
-    api: ProjectApi, root: Path, server: str, force: bool, progress: Progress | None = None
-) -> PullReport:
-    """Bring the tool changes made since the folder's last sync or pull into the folder."""
-    state = starting_state(
-        root, api.project_id, server, described(api, create=False), refuse_when_filled=False
-    )
-    version, changes = api.changes(state.version or 0)
-    report = PullReport(api.project_id, version)
-    histories = _histories(changes)
+    project_id: str, root: Path, server: str, force: bool = False, progress: Progress | None = None
+) -> Op[PullReport]:
+    """Bring the tool changes made since the folder's last sync or pull into the folder.
+    `server` names the server in the folder's sync state (its URL, or "in-process")."""
+    project = yield from described(project_id, create=False)
+    state = starting_state(root, project_id, server, project, refuse_when_filled=False)
+    feed = yield from operations.changes(project_id, state.version or 0)
+    version = feed.version
+    report = PullReport(project_id, version)
+    histories = _histories([change.model_dump() for change in feed.changes])
     planned: list[str] = []
     refused: list[str] = []
     for path, history in sorted(histories.items()):
@@ -85,20 +87,20 @@ def pull_folder(
         never_had = here is None and synced is None
         (planned if force or never_had or here in known else refused).append(path)
     if refused:
-        raise PullRefused(api.project_id, refused, root)
+        raise PullRefused(project_id, refused, root)
     for done, path in enumerate(planned, start=1):
-        data = api.get_file(path)
-        if data is None:
+        found = yield from operations.download(project_id, path)
+        if found is None:
             remove_file(root, path)
             state.files.pop(path, None)
             report.removed.append(path)
         else:
-            state.files[path] = write_file(root, path, data)
+            state.files[path] = write_file(root, path, found[0])
             report.written.append(path)
         if progress is not None:
-            progress(done, len(planned), path)
+            yield from operations.invoke(progress, done, len(planned), path)
     state.version = version
-    save_state(root, api.project_id, state)
+    save_state(root, project_id, state)
     return report
 
 

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reactstep.client import operations
+from reactstep.client.calls import Op
+from reactstep.client.errors import ClientError, NotFound, PreconditionFailed
 from reactstep.client.keep_both import KeptCopies, keep_servers_copies
-from reactstep.client.loop import ApiError, ClientError
-from reactstep.client.project_api import NEW_FILE, ProjectApi
+from reactstep.client.operations import NEW_FILE
 from reactstep.client.sync_state import described, starting_state
+from reactstep.client.wire import IndexProgress, wire_of
 from reactstep.client.workspace import Scan, SyncState, entry_of, save_state, scan
 
 Progress = Callable[[int, int, str], None]  # (done, total, latest path)
@@ -85,45 +88,47 @@ class SyncOptions:
 
 
 def sync_folder(
-    api: ProjectApi,
+    project_id: str,
     root: Path,
     server: str,
     options: SyncOptions,
     uploading: Progress | None = None,
     indexing: Progress | None = None,
-) -> SyncReport:
-    """Make the project hold the folder's files; SyncRefused when that would revert a tool's write."""
-    project = described(api, create=True)
-    state = starting_state(root, api.project_id, server, project, refuse_when_filled=not options.force)
+) -> Op[SyncReport]:
+    """Make the project hold the folder's files; SyncRefused when that would revert a tool's write.
+    `server` names the server in the folder's sync state (its URL, or "in-process")."""
+    project = yield from described(project_id, create=True)
+    state = starting_state(root, project_id, server, project, refuse_when_filled=not options.force)
     found = scan(root, options.max_file_bytes, state.files)
-    report = SyncReport(api.project_id, scan=found)
-    plan = _plan(api, {"files": found.manifest, "base_version": state.version})
+    report = SyncReport(project_id, scan=found)
+    plan = yield from _plan(project_id, {"files": found.manifest, "base_version": state.version})
     if plan["conflicts"] and not (options.force or options.keep_both):
-        raise SyncRefused(api.project_id, plan["conflicts"], root)
+        raise SyncRefused(project_id, plan["conflicts"], root)
     forced = [item["path"] for item in plan["conflicts"]]
-    kept = keep_servers_copies(api, root, plan["conflicts"]) if options.keep_both else KeptCopies()
+    kept = KeptCopies()
+    if options.keep_both:
+        kept = yield from keep_servers_copies(project_id, root, plan["conflicts"])
     report.kept_both = sorted(kept.copies)
     sending = [*plan["upload"], *(path for path in forced if path in found.files), *report.kept_both]
     for done, path in enumerate(sending, start=1):
         data = (root / path).read_bytes()
         found.files[path] = entry_of(root / path, data)  # what is sent, even if it changed since the scan
-        _upload(api, path, data, _if_match(path, plan, kept))
+        yield from _upload(project_id, path, data, _if_match(path, plan, kept))
         report.uploaded += 1
         report.bytes_uploaded += len(data)
         if uploading is not None:
-            uploading(done, len(sending), path)
+            yield from operations.invoke(uploading, done, len(sending), path)
     for path in forced:
         if path not in found.files and options.apply_deletes:
-            api.delete_file(path)
+            yield from operations.delete_file(project_id, path)
     report.overwritten = [] if options.keep_both else forced
     report.unchanged = len(found.files) - report.uploaded
     if sending or (plan["delete"] and options.apply_deletes) or forced:
         base = plan["version"]
-        plan = _plan(
-            api, {"files": found.manifest, "base_version": base, "apply_deletes": options.apply_deletes}
-        )
+        body = {"files": found.manifest, "base_version": base, "apply_deletes": options.apply_deletes}
+        plan = yield from _plan(project_id, body)
         if plan["conflicts"]:  # a tool wrote while this sync ran
-            raise SyncRefused(api.project_id, plan["conflicts"], root)
+            raise SyncRefused(project_id, plan["conflicts"], root)
         if plan["upload"]:
             raise ClientError(
                 f"{', '.join(plan['upload'][:5])} changed on the server while this sync ran; run it again"
@@ -131,23 +136,21 @@ def sync_folder(
     report.deleted = len(plan["deleted"])
     report.kept = len(plan["delete"])
     report.version = plan["version"] + report.deleted  # the base, then this sync's own deletes
-    save_state(
-        root, api.project_id, SyncState(state.server, plan["version"], dict(found.files), state.created)
-    )
+    save_state(root, project_id, SyncState(state.server, plan["version"], dict(found.files), state.created))
     if options.index:
-        report.index = api.index(_index_progress(indexing))
+        report.index = wire_of((yield from operations.index(project_id, _index_progress(indexing))))
     return report
 
 
-def _plan(api: ProjectApi, body: dict[str, Any]) -> dict[str, Any]:
+def _plan(project_id: str, body: dict[str, Any]) -> Op[dict[str, Any]]:
     """POST .../sync; a project the server does not know yet is created first."""
     try:
-        return api.sync(body)
-    except ApiError as exc:
+        return wire_of((yield from operations.plan_sync(project_id, body)))
+    except NotFound as exc:
         if exc.code != "project_not_found":
             raise
-    api.create()
-    return api.sync(body)
+    yield from operations.create_project(project_id)
+    return wire_of((yield from operations.plan_sync(project_id, body)))
 
 
 def _if_match(path: str, plan: dict[str, Any], kept: KeptCopies) -> str | None:
@@ -161,24 +164,22 @@ def _if_match(path: str, plan: dict[str, Any], kept: KeptCopies) -> str | None:
     return plan["etags"].get(path) or NEW_FILE
 
 
-def _upload(api: ProjectApi, path: str, data: bytes, if_match: str | None) -> None:
+def _upload(project_id: str, path: str, data: bytes, if_match: str | None) -> Op[None]:
     try:
-        api.put_file(path, data, if_match)
-    except ApiError as exc:
-        if exc.code == "precondition_failed":
-            raise ClientError(
-                f"{path} changed on the server while this sync ran; nothing more was sent; run it again"
-            ) from exc
-        raise
+        yield from operations.upload(project_id, path, data, if_match)
+    except PreconditionFailed as exc:
+        raise ClientError(
+            f"{path} changed on the server while this sync ran; nothing more was sent; run it again"
+        ) from exc
 
 
-def _index_progress(progress: Progress | None) -> Callable[[str, dict[str, Any]], None]:
-    def on_event(name: str, data: dict[str, Any]) -> None:
-        if name == "progress" and progress is not None:
-            # chunks while embedding (where the time goes), files before; done/total: an older server
-            unit = "chunks" if data.get("phase") in ("embed", "write", "done") else "files"
-            done = data.get(f"{unit}_done", data.get("done", 0))
-            total = data.get(f"{unit}_total", data.get("total", 0))
-            progress(done, total, data.get("path") or data.get("phase", ""))
+def _index_progress(progress: Progress | None) -> Callable[[IndexProgress], Any]:
+    def on_progress(step: IndexProgress) -> Any:
+        if progress is None:
+            return None
+        # chunks while embedding (where the time goes), files before
+        unit = "chunks" if step.phase in ("embed", "write", "done") else "files"
+        done, total = getattr(step, f"{unit}_done"), getattr(step, f"{unit}_total")
+        return progress(done, total, step.path or step.phase)
 
-    return on_event
+    return on_progress

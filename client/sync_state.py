@@ -23,8 +23,10 @@ from typing import Any
 
 import httpx
 
-from reactstep.client.loop import ApiError, ClientError
-from reactstep.client.project_api import ProjectApi
+from reactstep.client import operations
+from reactstep.client.calls import Op
+from reactstep.client.errors import ApiError, ClientError, NotFound
+from reactstep.client.wire import wire_of
 from reactstep.client.workspace import SyncState, load_state, state_path
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -43,11 +45,16 @@ class StaleState(ClientError):
         )
 
 
-def described(api: ProjectApi, create: bool) -> dict[str, Any] | None:
+def described(project_id: str, create: bool) -> Op[dict[str, Any] | None]:
     """GET the project (created first if asked and missing); None when the server cannot describe it
     because its embedded vector store is held by another process (files and sync still work)."""
     try:
-        return api.describe_or_create() if create else api.describe()
+        try:
+            return wire_of((yield from operations.describe_project(project_id)))
+        except NotFound as exc:
+            if exc.code != "project_not_found" or not create:
+                raise
+        return wire_of((yield from operations.create_project(project_id)))
     except ApiError as exc:
         if exc.code != "vector_store_unavailable":
             raise

@@ -13,8 +13,9 @@ with no entry then did not exist (or predates the journal: then it counts as dif
 
 from typing import Any
 
-from reactstep.client.loop import ApiError, ClientError
-from reactstep.client.project_api import ProjectApi
+from reactstep.client import operations
+from reactstep.client.calls import Op
+from reactstep.client.errors import ClientError, Conflict
 
 SHOWN_PATHS = 10
 
@@ -23,48 +24,42 @@ class ProjectMoved(ClientError):
     """The project no longer holds the files the trace started from."""
 
 
-def project_version(api: ProjectApi) -> int:
-    """The project's version now (404 project_not_found as an ApiError)."""
-    version: int = api.describe()["version"]
-    return version
-
-
-def check_pinned_version(api: ProjectApi, session: dict[str, Any]) -> str | None:
+def check_pinned_version(session: dict[str, Any]) -> Op[str | None]:
     """None when the project is at the trace's version; a note when it moved on but holds the same
     files; ProjectMoved when files differ. A trace without a version is not checked."""
     pinned = session.get("project_version")
     if pinned is None:
         return None
+    project_id = session["project_id"]
     try:
-        now, later = api.changes(pinned)
-    except ApiError as exc:
-        if exc.code != "conflict":  # 409: `since` is ahead of the project
-            raise
+        feed = yield from operations.changes(project_id, pinned)
+    except Conflict as exc:  # 409: `since` is ahead of the project
         raise ProjectMoved(
-            f"the trace started from version {pinned} of project {api.project_id!r}, which is ahead of "
+            f"the trace started from version {pinned} of project {project_id!r}, which is ahead of "
             "the project now: it was deleted and created again. Sync the files the trace started "
-            f"from (`reactstep sync DIR --project {api.project_id} --force`), or pass --ignore-version"
+            f"from (`reactstep sync DIR --project {project_id} --force`), or pass --ignore-version"
         ) from exc
+    now, later = feed.version, feed.changes
     if not later:
         return None
-    current = {change["path"]: change["sha256"] for change in later}
-    _, history = api.changes(0)
+    current = {change.path: change.sha256 for change in later}
+    history = (yield from operations.changes(project_id, 0)).changes
     then: dict[str, str | None] = {}
     for change in history:
-        if change["version"] <= pinned and change["path"] in current:
-            then[change["path"]] = change["sha256"]
+        if change.version <= pinned and change.path in current:
+            then[change.path] = change.sha256
     differ = sorted(path for path, digest in current.items() if then.get(path) != digest)
     if not differ:
         return (
-            f"note: project {api.project_id!r} is at version {now}, not {pinned}, but every file changed "
+            f"note: project {project_id!r} is at version {now}, not {pinned}, but every file changed "
             "since holds the bytes it held then"
         )
     shown = ", ".join(differ[:SHOWN_PATHS]) + (
         f" and {len(differ) - SHOWN_PATHS} more" if len(differ) > SHOWN_PATHS else ""
     )
     raise ProjectMoved(
-        f"the trace started from version {pinned} of project {api.project_id!r}; it is now at version "
+        f"the trace started from version {pinned} of project {project_id!r}; it is now at version "
         f"{now}, and {len(differ)} file(s) differ from what they were then: {shown}. Bring them back "
-        f"(e.g. sync a folder holding the files of then: `reactstep sync DIR --project {api.project_id} "
+        f"(e.g. sync a folder holding the files of then: `reactstep sync DIR --project {project_id} "
         "--force`) and replay again, or pass --ignore-version to replay against the files as they are"
     )

@@ -10,7 +10,7 @@ from reactstep.client.servers import client_key, server_for
 from reactstep.service.settings import Settings
 
 if TYPE_CHECKING:
-    from reactstep.client.project_api import ProjectApi
+    from reactstep.client.client import Client
 
 IN_PROCESS = "in-process"  # the server a folder's sync state names when no --server was given
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -71,10 +71,11 @@ def _sync(args: argparse.Namespace) -> int:
     )
     uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
     with ExitStack() as stack:
-        api = stack.enter_context(_project_api(stack, args, settings))
+        client = stack.enter_context(_client(stack, args, settings))
         stack.callback(indexing.finish)
         stack.callback(uploading.finish)
-        report = sync_folder(api, args.path, args.server or IN_PROCESS, options, uploading, indexing)
+        server = args.server or IN_PROCESS
+        report = client.do(sync_folder(args.project, args.path, server, options, uploading, indexing))
     print(report.summary())
     if report.index is not None:
         from reactstep.service.workspace.indexing import IndexResponse
@@ -92,14 +93,14 @@ def _pull(args: argparse.Namespace) -> int:
         return 2
     bar = ProgressBar("pulling")
     with ExitStack() as stack:
-        api = stack.enter_context(_project_api(stack, args, Settings()))
+        client = stack.enter_context(_client(stack, args, Settings()))
         stack.callback(bar.finish)
-        report = pull_folder(api, args.path, args.server or IN_PROCESS, args.force, bar)
+        report = client.do(pull_folder(args.project, args.path, args.server or IN_PROCESS, args.force, bar))
     print(report.summary())
     return 0
 
 
-def _project_api(stack: ExitStack, args: argparse.Namespace, settings: Settings) -> "ProjectApi":
-    from reactstep.client.project_api import ProjectApi
+def _client(stack: ExitStack, args: argparse.Namespace, settings: Settings) -> "Client":
+    from reactstep.client.client import Client
 
-    return ProjectApi(server_for(stack, args.server, settings), args.project, client_key())
+    return Client(server_for(stack, args.server, settings), client_key())

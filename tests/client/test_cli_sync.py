@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from reactstep.client import Client
 from reactstep.client.cli import main
-from reactstep.client.loop import ClientError
-from reactstep.client.project_api import ProjectApi
+from reactstep.client.errors import ClientError
 from reactstep.client.sync import SyncOptions, sync_folder
 from reactstep.client.workspace import state_path
 
@@ -227,13 +227,13 @@ def test_a_file_changed_on_the_server_between_plan_and_upload_stops_the_sync(url
     assert run("sync", str(folder), "--project", "demo", "--server", url) == 0
     (folder / "pkg" / "app.py").write_text("def run():\n    return 3\n")
 
-    class Racing(ProjectApi):
-        def put_file(self, path: str, data: bytes, if_match: str | None) -> dict[str, Any]:
-            httpx.put(f"{url}/api/projects/demo/files/{path}", content=b"someone else\n")
-            return super().put_file(path, data, if_match)
+    def race(request: httpx.Request) -> None:  # another client writes just before this PUT
+        if request.method == "PUT" and "/files/" in request.url.path:
+            httpx.put(str(request.url), content=b"someone else\n")
 
-    with Racing(url, "demo", None) as api, pytest.raises(ClientError, match="changed on the server"):
-        sync_folder(api, folder, url, SyncOptions())
+    racing = httpx.Client(base_url=url, event_hooks={"request": [race]})
+    with Client(url, http=racing) as client, pytest.raises(ClientError, match="changed on the server"):
+        client.do(sync_folder("demo", folder, url, SyncOptions()))
     assert server_files(url, "demo")["pkg/app.py"] == b"someone else\n"
 
 
@@ -241,14 +241,13 @@ def test_index_streams_progress_and_prints_both_summaries(
     url: str, folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: list[tuple[str, int, int]] = []
-    with ProjectApi(url, "demo", None) as api:
-        report = sync_folder(
-            api,
+    with Client(url) as client:
+        report = client.projects.sync_folder(
+            "demo",
             folder,
-            url,
             SyncOptions(index=True),
-            uploading=lambda done, total, path: seen.append(("upload", done, total)),
-            indexing=lambda done, total, path: seen.append(("index", done, total)),
+            on_upload=lambda done, total, path: seen.append(("upload", done, total)),
+            on_index=lambda done, total, path: seen.append(("index", done, total)),
         )
     assert report.index is not None and report.index["files"] == 3
     assert [item for item in seen if item[0] == "upload"] == [("upload", n, 3) for n in (1, 2, 3)]

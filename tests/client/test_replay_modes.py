@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from reactstep.client.cli import main
+from reactstep.client.replay import recorded_replies, replay
 from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ScriptItem, ToolCall
-from reactstep.client.trace import load_trace, recorded_replies, replay
+from reactstep.client.trace import load_trace
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings

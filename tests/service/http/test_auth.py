@@ -276,16 +276,16 @@ def test_key_checks_take_no_longer_for_a_near_miss() -> None:
 
 
 def test_the_reference_client_sends_its_service_key(local_store: LocalStore, tmp_path: Path) -> None:
-    from reactstep.client.loop import AgentClient, ClientError
+    from reactstep.client import Client, Forbidden, Unauthorized
     from reactstep.service.http.app import create_app
     from reactstep.service.http.serving import BackgroundServer
 
     app = create_app(Settings(data_dir=tmp_path, api_keys=KEYS), store=local_store)
     with BackgroundServer(app) as server:
-        reply = AgentClient(server.url, DEMO_KEY).post("/api/agent/react_step", react("demo"))
-        assert reply["status"] == "max_iterations_reached"
-        with pytest.raises(ClientError, match="401 unauthorized"):
-            AgentClient(server.url).post("/api/agent/react_step", react("demo"))
-        with pytest.raises(ClientError, match="403 forbidden_project"):
-            AgentClient(server.url, DEMO_KEY).post("/api/agent/react_step", react("team-a"))
-    assert DEMO_KEY not in repr(AgentClient(server.url, DEMO_KEY))
+        with Client(server.url, DEMO_KEY) as client:
+            assert client.step(react("demo")).status == "max_iterations_reached"
+            with pytest.raises(Forbidden, match="403 forbidden_project"):
+                client.step(react("team-a"))
+            assert DEMO_KEY not in repr(client)
+        with Client(server.url) as anonymous, pytest.raises(Unauthorized, match="401 unauthorized"):
+            anonymous.step(react("demo"))
