@@ -18,9 +18,9 @@ import numpy as np
 import snowballstemmer
 from rank_bm25 import BM25Okapi
 
+from reactstep.tools.ranking.retrieval import Passage, merge_overlapping
 from reactstep.tools.source.chunking import Chunk
-from reactstep.tools.vectors.retrieval import Passage, merge_overlapping
-from reactstep.tools.vectors.store import VectorHit
+from reactstep.tools.vector_store.store import VectorHit
 
 WORD = re.compile(r"[A-Za-z0-9]+")
 PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

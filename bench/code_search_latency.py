@@ -33,9 +33,9 @@ from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
 from reactstep.service.workspace.actions import run_execute_action
-from reactstep.tools.vectors.retrieval import CANDIDATES, collection_name
-from reactstep.tools.vectors.sparse import encode_document, encode_query
-from reactstep.tools.vectors.store import (
+from reactstep.tools.embedding.sparse import encode_document, encode_query
+from reactstep.tools.ranking.retrieval import CANDIDATES, collection_name
+from reactstep.tools.vector_store.store import (
     CHUNK_VECTORS,
     DENSE,
     NAME,

@@ -142,7 +142,7 @@ def _export_worker(args: argparse.Namespace) -> dict[str, float]:
 
 def _local_embedder(args: argparse.Namespace) -> Any:
     """The product's LocalEmbedder on the bench cache, loaded by one query."""
-    from reactstep.tools.vectors.embeddings import LocalEmbedder
+    from reactstep.tools.embedding.embeddings import LocalEmbedder
 
     embedder = LocalEmbedder(args.work / "cache", batch_size=32, threads=args.threads)
     embedder.embed_query("warm up")

@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from docstring_dataset import fetch_package
 from stats import machine
 
+from reactstep.tools.embedding.embeddings import INPUT_NAMES, LocalEmbedder, _open_session, _run
+from reactstep.tools.embedding.local_models import LOCAL_MODELS, MINILM
 from reactstep.tools.index.indexer import dense_text
 from reactstep.tools.source.chunking import outline_file
-from reactstep.tools.vectors.embeddings import INPUT_NAMES, LocalEmbedder, _open_session, _run
-from reactstep.tools.vectors.local_models import LOCAL_MODELS, MINILM
 
 BEFORE_COMMIT = "1f70927"
 Embed = Callable[[list[str]], list[list[float]]]
@@ -85,7 +85,7 @@ def sample(texts: list[str], count: int) -> list[str]:
 def before(work: Path, threads: int) -> Embed:
     """The embedding path of BEFORE_COMMIT: its graph writer, windows of 64, batches of 32."""
     source = subprocess.run(
-        ["git", "show", f"{BEFORE_COMMIT}:tools/vectors/bert_graph.py"],
+        ["git", "show", f"{BEFORE_COMMIT}:tools/embedding/bert_graph.py"],
         capture_output=True,
         text=True,
         check=True,

@@ -23,10 +23,10 @@ from retrieval_quality import DEFAULT_PACKAGES, mrr, passage_rank, questions_of
 from reactstep.service.backends import vector_config
 from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.factory import open_vector_store
-from reactstep.tools.vectors.fusion import RetrievalConfig
-from reactstep.tools.vectors.retrieval import CodeIndex
-from reactstep.tools.vectors.store import Ranking, SearchFilter
+from reactstep.tools.ranking.fusion import RetrievalConfig
+from reactstep.tools.ranking.retrieval import CodeIndex
+from reactstep.tools.vector_store.backend_choice import open_vector_store
+from reactstep.tools.vector_store.store import Ranking, SearchFilter
 
 
 @dataclass

@@ -28,7 +28,7 @@ from reactstep.service.runtime import build_runtime
 from reactstep.service.settings import Settings
 from reactstep.service.workspace.actions import run_execute_action
 from reactstep.tools.index.indexer import collection_name
-from reactstep.tools.vectors.store import SearchFilter
+from reactstep.tools.vector_store.store import SearchFilter
 
 PACKAGES = ("pydantic", "starlette", "httpx", "botocore", "qdrant_client", "moto", "litellm")
 MAX_FILE_BYTES = 16_000  # typical application-sized modules, not generated giants

@@ -16,9 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from stats import describe, machine
 
+from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions
 from reactstep.tools.source.chunking import outline_file
-from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions
-from reactstep.tools.vectors.store import VectorHit
+from reactstep.tools.vector_store.store import VectorHit
 
 POOL = 90
 QUERY = "raise a ValueError when the value is out of range"

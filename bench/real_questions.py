@@ -62,7 +62,7 @@ from stats import machine
 from reactstep.client.cli import main as reactstep
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 REPOSITORY = "microsoft/CodeXGLUE"
 FOLDER = "Text-Code/NL-code-search-WebQuery"

@@ -46,12 +46,12 @@ from reactstep.service.backends import vector_config
 from reactstep.service.http.app import create_app
 from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.index.chunk_text import dense_text, embedding_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
+from reactstep.tools.ranking.retrieval import Passage, collection_name, embedding_space
 from reactstep.tools.source.chunking import Chunk, outline_file
-from reactstep.tools.vectors.embeddings import LocalEmbedder
-from reactstep.tools.vectors.factory import open_vector_store
-from reactstep.tools.vectors.retrieval import Passage, collection_name, embedding_space
+from reactstep.tools.vector_store.backend_choice import open_vector_store
 
 HIT = re.compile(r"^\d+\. (?P<path>\S+):(?P<start>\d+)-(?P<end>\d+)", re.MULTILINE)
 PRODUCT_CONFIGS = {

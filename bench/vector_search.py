@@ -23,10 +23,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from stats import machine, percentile
 
-from reactstep.tools.vectors.edge import EdgeVectorStore
-from reactstep.tools.vectors.qdrant import QdrantVectorStore
-from reactstep.tools.vectors.sparse import SparseVector, encode_document, encode_query
-from reactstep.tools.vectors.store import ChunkPoint, SearchFilter, VectorStore
+from reactstep.tools.embedding.sparse import SparseVector, encode_document, encode_query
+from reactstep.tools.vector_store.edge import EdgeVectorStore
+from reactstep.tools.vector_store.qdrant import QdrantVectorStore
+from reactstep.tools.vector_store.store import ChunkPoint, SearchFilter, VectorStore
 
 DIM = 384
 PROJECTS = 10

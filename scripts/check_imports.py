@@ -12,6 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("client", "contract", "service", "tools", "prompts")
 
+# code_search's rooms under tools/: the embedding model, the vector store, the ranking
+VECTOR_ROOMS = ("embedding", "vector_store", "ranking")
+
 # (importer prefix, imported prefix it must not use). Prefixes match whole dotted names.
 FORBIDDEN = [
     # the contract (pydantic models of the HTTP bodies) is the client's and the server's: it imports neither
@@ -68,7 +71,7 @@ FORBIDDEN = [
     # the tools side: what tools touch sits below the tool modules and the registry
     *[
         (f"reactstep.tools.{sub}", f"reactstep.tools.{tool}")
-        for sub in ("store", "source", "vectors", "index", "matching", "projects")
+        for sub in ("store", "source", *VECTOR_ROOMS, "index", "matching", "projects")
         for tool in (
             "registry",
             "catalog",
@@ -91,10 +94,14 @@ FORBIDDEN = [
     *[
         (f"reactstep.tools.{low}", f"reactstep.tools.{high}")
         for low, highs in {
-            "store": ("source", "vectors", "index", "writes", "matching"),
-            "source": ("store", "vectors", "index", "writes", "matching"),
-            "matching": ("store", "source", "vectors", "index", "writes"),
-            "vectors": ("index", "writes", "source"),
+            "store": ("source", *VECTOR_ROOMS, "index", "writes", "matching"),
+            "source": ("store", *VECTOR_ROOMS, "index", "writes", "matching"),
+            "matching": ("store", "source", *VECTOR_ROOMS, "index", "writes"),
+            # code_search's rooms: the model and the store beneath the ranking that uses both; the
+            # store's points carry the model's sparse vectors, so the model sits lowest
+            "embedding": ("store", "source", "matching", "vector_store", "ranking", "index", "writes"),
+            "vector_store": ("store", "source", "matching", "ranking", "index", "writes"),
+            "ranking": ("store", "source", "matching", "index", "writes"),
             "index": ("writes",),
         }.items()
         for high in highs

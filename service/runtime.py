@@ -13,13 +13,13 @@ from reactstep.service.metrics import Metrics
 from reactstep.service.settings import Settings
 from reactstep.service.settings_errors import RefusedSetting
 from reactstep.tools.catalog import default_registry
+from reactstep.tools.embedding.embeddings import MODEL_NAME, Embedder, LocalEmbedder
+from reactstep.tools.embedding.local_models import local_model
 from reactstep.tools.projects.journal import Projects
+from reactstep.tools.ranking.fusion import RetrievalConfig
 from reactstep.tools.registry import ToolLimits, ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.vectors.embeddings import MODEL_NAME, Embedder, LocalEmbedder
-from reactstep.tools.vectors.fusion import RetrievalConfig
-from reactstep.tools.vectors.local_models import local_model
-from reactstep.tools.vectors.store import VectorStore
+from reactstep.tools.vector_store.store import VectorStore
 from reactstep.tools.writes.approval import Approvals, open_approvals
 
 

@@ -13,9 +13,9 @@ from starlette.testclient import TestClient
 from reactstep.client.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
+from reactstep.tools.embedding.local_models import MINILM
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import LocalEmbedder
-from reactstep.tools.vectors.local_models import MINILM
 from tests.s3_peers import Recorder
 
 _network_events: list[tuple[str, tuple[Any, ...]]] = []

@@ -8,10 +8,10 @@ from reactstep.tools.errors import ToolError
 from reactstep.tools.index.conventions import is_test_path
 from reactstep.tools.index.symbols import stale_note
 from reactstep.tools.matching.globs import as_list, compile_globs
+from reactstep.tools.ranking.retrieval import Passage
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.store.paths import normalize_path
-from reactstep.tools.vectors.retrieval import Passage
-from reactstep.tools.vectors.store import SearchFilter
+from reactstep.tools.vector_store.store import SearchFilter
 
 MAX_RESULTS = 100
 SNIPPET_MAX_LINES = 40

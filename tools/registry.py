@@ -20,7 +20,7 @@ from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.writes.approval import Approvals, PendingApproval
 
 if TYPE_CHECKING:
-    from reactstep.tools.vectors.retrieval import CodeIndex
+    from reactstep.tools.ranking.retrieval import CodeIndex
 
 Category = Literal["search", "reading", "writing", "execution"]
 

@@ -24,10 +24,10 @@ from reactstep.service.mcp.http import mcp_endpoint, open_mcp
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import Embedder
 from reactstep.tools.registry import ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.store import VectorStore
+from reactstep.tools.vector_store.store import VectorStore
 
 # What a browser client may send and read (REACTSTEP_CORS_ORIGINS); the key travels in Authorization.
 CORS_METHODS = ("GET", "POST", "PUT", "DELETE")

@@ -24,7 +24,7 @@ import httpx
 from reactstep.service.redaction import scrub
 from reactstep.service.runtime import Runtime
 from reactstep.tools.errors import StoreUnavailable
-from reactstep.tools.vectors.store import VectorStoreError, VectorStoreUnavailable
+from reactstep.tools.vector_store.store import VectorStoreError, VectorStoreUnavailable
 
 Probe = Callable[[], None]
 READY = ("ok", "configured", "unconfigured")

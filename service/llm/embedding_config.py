@@ -6,7 +6,7 @@ from reactstep.service.llm.config import server_key
 from reactstep.service.llm.net_guard import check_api_base, check_model
 from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import Embedder
+from reactstep.tools.embedding.embeddings import Embedder
 
 
 def resolve_embedder(

@@ -17,9 +17,9 @@ from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import reindex_changes
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
+from reactstep.tools.ranking.retrieval import CodeIndex
 from reactstep.tools.registry import Observation, ToolContext
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.vectors.retrieval import CodeIndex
 from reactstep.tools.writes.approval import PendingApproval
 
 

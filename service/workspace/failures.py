@@ -3,9 +3,9 @@
 from types import TracebackType
 
 from reactstep.service.errors import EmbeddingFailed, StorageUnavailable, VectorStoreUnavailable
+from reactstep.tools.embedding.embeddings import EmbeddingError
 from reactstep.tools.errors import StoreUnavailable
-from reactstep.tools.vectors import store as vectors
-from reactstep.tools.vectors.embeddings import EmbeddingError
+from reactstep.tools.vector_store import store as vectors
 
 
 def translated_backend_errors() -> "BackendErrors":

@@ -32,8 +32,8 @@ from reactstep.tools.index.incremental import index_changes
 from reactstep.tools.index.indexer import IndexReport, index_project
 from reactstep.tools.index.progress import IndexProgress, Progress
 from reactstep.tools.projects.journal import ProjectHead
-from reactstep.tools.vectors.retrieval import collection_name
-from reactstep.tools.vectors.store import VectorStore
+from reactstep.tools.ranking.retrieval import collection_name
+from reactstep.tools.vector_store.store import VectorStore
 
 # IndexReport fields the response carries as they are.
 REPORTED = ("collection", "files", "chunks", "embedded", "reused", "removed", "skipped", "parsed", "symbols")

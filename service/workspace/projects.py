@@ -16,7 +16,7 @@ from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.tools.errors import ProjectNotFound, UnsafePath
 from reactstep.tools.projects.journal import ProjectHead
-from reactstep.tools.vectors.retrieval import collection_name
+from reactstep.tools.ranking.retrieval import collection_name
 
 
 class ProjectReport(BaseModel):

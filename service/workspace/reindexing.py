@@ -18,7 +18,7 @@ from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.projects.journal import Change
-from reactstep.tools.vectors.retrieval import collection_name
+from reactstep.tools.ranking.retrieval import collection_name
 
 logger = logging.getLogger("reactstep.index")
 

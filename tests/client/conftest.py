@@ -9,7 +9,7 @@ import pytest
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 SECRET = "cli-sync-test-secret-0123456789abcdef"
 

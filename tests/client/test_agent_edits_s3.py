@@ -15,7 +15,7 @@ from reactstep.service.backends import open_store, s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 APP_PY = "def answer():\n    return 41\n"
 FIXED_PY = "def answer():\n    return 42\n"

@@ -21,7 +21,7 @@ from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 SECRET = "plugin-life-secret-0123456789abcdef"
 VERSION_FILE = "httpx/__version__.py"

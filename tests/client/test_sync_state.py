@@ -13,7 +13,7 @@ from reactstep.client.workspace import state_path
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from tests.client.conftest import SECRET
 from tests.client.test_cli_sync import approve, run, server_files
 

@@ -13,10 +13,10 @@ from starlette.testclient import TestClient
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.store.local import LocalStore
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.store.s3 import S3Store
-from reactstep.tools.vectors.embeddings import LocalEmbedder
 from tests.tools.symbol_project import FILES, PROJECT, index, run_tool, upload
 
 

@@ -12,8 +12,8 @@ that did not change).
 
 import re
 
+from reactstep.tools.embedding.sparse import split_identifier
 from reactstep.tools.source.chunking import Chunk
-from reactstep.tools.vectors.sparse import split_identifier
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 WORD = re.compile(r"[A-Za-z0-9]+")

@@ -15,9 +15,9 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 
-from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.sparse import SparseVector
-from reactstep.tools.vectors.store import ChunkPoint, VectorStore
+from reactstep.tools.embedding.embeddings import Embedder
+from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.vector_store.store import ChunkPoint, VectorStore
 
 CACHE_PROJECT = ".cache"  # no project id starts with '.', so no search ever sees these points
 _NAMESPACE = uuid.UUID("5f0b8e2a-3c1d-4b7e-9a6f-0d2c4e8b1a73")

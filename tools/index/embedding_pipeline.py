@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+from reactstep.tools.embedding.embeddings import Embedder
 from reactstep.tools.index.embedding_cache import EmbeddingCache
-from reactstep.tools.vectors.embeddings import Embedder
 
 WINDOW = 256  # texts per embedding call
 Item = TypeVar("Item")

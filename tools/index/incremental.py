@@ -15,16 +15,16 @@ unchanged file. The listing and the symbol index are read once (the overview nee
 import time
 from collections.abc import Iterable, Sequence
 
+from reactstep.tools.embedding.embeddings import Embedder
 from reactstep.tools.index.indexer import IndexReport, Plan, apply_plan, plan_file
 from reactstep.tools.index.noise import load_noise_rules
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.progress import Progress, RunProgress
 from reactstep.tools.index.symbols import SymbolIndex, SymbolIndexUpdate, load_symbol_index, save_symbol_index
+from reactstep.tools.ranking.retrieval import collection_name
 from reactstep.tools.source.chunking import detect_language
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
-from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.retrieval import collection_name
-from reactstep.tools.vectors.store import CHUNK_VECTORS, VectorStore
+from reactstep.tools.vector_store.store import CHUNK_VECTORS, VectorStore
 
 
 def index_paths(

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactstep.tools.embedding.embeddings import Embedder
+from reactstep.tools.embedding.sparse import encode_document
 from reactstep.tools.errors import ToolError
 from reactstep.tools.index.chunk_text import dense_text, embedding_text, name_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
@@ -34,12 +36,10 @@ from reactstep.tools.index.noise import NoiseRules, load_noise_rules, noise_in_t
 from reactstep.tools.index.overview import save_overview
 from reactstep.tools.index.progress import Progress, RunProgress
 from reactstep.tools.index.symbols import SymbolIndexUpdate, load_symbol_index, save_symbol_index
+from reactstep.tools.ranking.retrieval import collection_name, embedding_space
 from reactstep.tools.source.chunking import Chunk, FileOutline, detect_language, outline_file
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
-from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.retrieval import collection_name, embedding_space
-from reactstep.tools.vectors.sparse import encode_document
-from reactstep.tools.vectors.store import CHUNK_VECTORS, ChunkPoint, VectorStore
+from reactstep.tools.vector_store.store import CHUNK_VECTORS, ChunkPoint, VectorStore
 
 _NAMESPACE = uuid.UUID("9a4c2f1e-5b7d-4e8a-9c3f-2d1b0a6e7f58")
 

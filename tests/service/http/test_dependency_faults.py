@@ -21,9 +21,9 @@ from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.errors import StoreUnavailable
 from reactstep.tools.store.s3 import S3Store
-from reactstep.tools.vectors.embeddings import LocalEmbedder
 from tests.service.http.test_openapi import errors_of, response_pointer
 from tests.timing import LOAD_SLACK_S
 

@@ -18,7 +18,7 @@ from reactstep.client.scripted_llm import ScriptedLLMServer
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 P = "/api/projects"
 NFC = "docs/café.md"

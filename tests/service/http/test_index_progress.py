@@ -18,7 +18,7 @@ import pytest
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from tests.served import REACTSTEP, free_port, wait_until_up
 
 FILES = 180  # 1,800 chunks: seven embedding windows, 7 s or more of embedding on 2 cores

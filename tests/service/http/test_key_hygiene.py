@@ -21,8 +21,8 @@ from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
 from reactstep.service.logs import JsonFormatter, TextFormatter
 from reactstep.service.redaction import REDACTED, redact_fields, remember_server_secrets
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import LocalEmbedder
 
 USER_LLM_KEY = "sk-canary-user-llm-7f3a9c1e5b2d"
 USER_EMBEDDING_KEY = "ek-canary-user-embed-0b8e6d4c2a"

@@ -49,8 +49,8 @@ from starlette.testclient import TestClient
 
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import LocalEmbedder
 
 P = "/api/projects"
 # A small alphabet, so paths collide often: nested, non-ASCII (NFC), and a case twin (one file on

@@ -10,8 +10,8 @@ from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import LocalEmbedder
 from tests.service.mcp.served import ALL_KEY, APP_PY, DEMO_KEY, bearer
 
 

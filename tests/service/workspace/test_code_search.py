@@ -8,8 +8,8 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.tools.code_search import render_results
+from reactstep.tools.ranking.retrieval import Passage
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.retrieval import Passage
 from tests.service.http.test_openapi import errors_of, lookup, response_pointer
 
 AUTH = b'''def check_password(user, password):

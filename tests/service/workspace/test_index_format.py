@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from reactstep.tools.ranking import retrieval
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors import retrieval
 from tests.service.workspace.test_code_search import search
 
 

@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import EmbeddingError, LocalEmbedder
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import EmbeddingError, LocalEmbedder
 
 P = "/api/projects/web"
 UTIL = b"def slugify(text):\n    return text.lower().replace(' ', '-')\n"

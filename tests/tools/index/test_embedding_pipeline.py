@@ -1,5 +1,5 @@
 """Windows are embedded in turn and written on a second thread, in order; a failed write stops the run.
-The embedder is a counting fake at the Embedder seam (the real model is tested in tests/tools/vectors)."""
+The embedder is a counting fake at the Embedder seam (the real model is tested in tests/tools/embedding)."""
 
 import threading
 from collections.abc import Iterator, Sequence
@@ -9,7 +9,7 @@ import pytest
 
 from reactstep.tools.index.embedding_cache import EmbeddingCache
 from reactstep.tools.index.embedding_pipeline import WINDOW, embed_and_write
-from reactstep.tools.vectors.edge import EdgeVectorStore
+from reactstep.tools.vector_store.edge import EdgeVectorStore
 
 
 class CountingEmbedder:

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.index.indexer import IndexReport, collection_name, index_project
 from reactstep.tools.index.progress import IndexProgress
 from reactstep.tools.store.local import LocalStore
-from reactstep.tools.vectors.embeddings import LocalEmbedder
-from reactstep.tools.vectors.qdrant import QdrantVectorStore
-from reactstep.tools.vectors.store import SearchFilter, VectorStore
+from reactstep.tools.vector_store.qdrant import QdrantVectorStore
+from reactstep.tools.vector_store.store import SearchFilter, VectorStore
 
 APP = b'''"""The demo app."""
 
@@ -36,7 +36,7 @@ README = b"# Demo\n\nA small project used by the indexer tests.\n"
 
 @pytest.fixture(params=["edge", "qdrant"])
 def vectors(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
-    from reactstep.tools.vectors.edge import EdgeVectorStore
+    from reactstep.tools.vector_store.edge import EdgeVectorStore
 
     store: VectorStore = (
         EdgeVectorStore(tmp_path / "vectors") if request.param == "edge" else QdrantVectorStore(":memory:")
@@ -116,7 +116,7 @@ def test_deleted_and_oversize_files_lose_their_points(
 
 
 def _query(text: str):  # type: ignore[no-untyped-def]
-    from reactstep.tools.vectors.sparse import encode_query
+    from reactstep.tools.embedding.sparse import encode_query
 
     return encode_query(text)
 

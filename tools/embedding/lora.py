@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reactstep.tools.vectors.bert_graph import Weights
+from reactstep.tools.embedding.bert_graph import Weights
 
 
 class AdapterMismatch(Exception):

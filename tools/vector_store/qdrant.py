@@ -14,8 +14,8 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.common.client_exceptions import QdrantException
 from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 
-from reactstep.tools.vectors.sparse import SparseVector
-from reactstep.tools.vectors.store import (
+from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.vector_store.store import (
     DENSE,
     KEYWORD_FIELDS,
     NAME,

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reactstep.tools.vectors.edge import EdgeVectorStore
-from reactstep.tools.vectors.edge_optimize import STAGING, OptimizeStopped
-from reactstep.tools.vectors.sparse import encode_document, encode_query
-from reactstep.tools.vectors.store import (
+from reactstep.tools.embedding.sparse import encode_document, encode_query
+from reactstep.tools.vector_store.edge import EdgeVectorStore
+from reactstep.tools.vector_store.edge_optimize import STAGING, OptimizeStopped
+from reactstep.tools.vector_store.store import (
     CHUNK_VECTORS,
     DENSE,
     NAME,

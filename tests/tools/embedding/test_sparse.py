@@ -1,8 +1,8 @@
-"""tools/vectors/sparse.py: code-aware tokens, stable indices, BM25 term weights."""
+"""tools/embedding/sparse.py: code-aware tokens, stable indices, BM25 term weights."""
 
 import pytest
 
-from reactstep.tools.vectors.sparse import (
+from reactstep.tools.embedding.sparse import (
     Bm25Params,
     SparseVector,
     encode_document,

@@ -9,8 +9,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from reactstep.tools.vectors.embeddings import BATCH_TOKENS, LocalEmbedder, _length_batches
-from reactstep.tools.vectors.local_models import (
+from reactstep.tools.embedding.embeddings import BATCH_TOKENS, LocalEmbedder, _length_batches
+from reactstep.tools.embedding.local_models import (
     L3,
     MINILM_CODE,
     MINILM_CODE_INT8,
@@ -18,7 +18,7 @@ from reactstep.tools.vectors.local_models import (
     _l3_weights,
     local_model,
 )
-from reactstep.tools.vectors.retrieval import embedding_space
+from reactstep.tools.ranking.retrieval import embedding_space
 
 CODE = [
     "def read_file(path):\n    return open(path).read()\n",

@@ -6,11 +6,11 @@ from dataclasses import replace
 import pytest
 
 from reactstep.tools.code_search import render_results
-from reactstep.tools.vectors.fusion import RetrievalConfig
-from reactstep.tools.vectors.qdrant import QdrantVectorStore
-from reactstep.tools.vectors.retrieval import CodeIndex, collection_name
-from reactstep.tools.vectors.store import CHUNK_VECTORS, SearchFilter
-from tests.tools.vectors.test_vectors import EAST, chunk
+from reactstep.tools.ranking.fusion import RetrievalConfig
+from reactstep.tools.ranking.retrieval import CodeIndex, collection_name
+from reactstep.tools.vector_store.qdrant import QdrantVectorStore
+from reactstep.tools.vector_store.store import CHUNK_VECTORS, SearchFilter
+from tests.tools.vector_store.test_vector_stores import EAST, chunk
 
 NEAR = [1.0, 1.0, 0.0, 0.0]  # cosine 0.707 to EAST
 FAR = [0.0, 0.0, 1.0, 0.0]  # cosine 0 to EAST

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.tools.vectors.bert_graph import BertShape
-from reactstep.tools.vectors.embeddings import LocalEmbedder
+from reactstep.tools.embedding.bert_graph import BertShape
+from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
 

@@ -1,4 +1,4 @@
-"""Chunk vectors: one VectorStore interface, two back-ends, chosen once by `open_vector_store` (factory.py).
+"""Chunk vectors: one VectorStore interface, two back-ends, chosen once (backend_choice.open_vector_store).
 
     embedded (default)  EdgeVectorStore    Qdrant's engine in-process, one shard per collection
     qdrant              QdrantVectorStore  a Qdrant server or cluster by URL (":memory:" in tests),
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reactstep.tools.vectors.sparse import SparseVector
+from reactstep.tools.embedding.sparse import SparseVector
 
 DENSE = "dense"
 NAME = "name"  # the dense vector of a chunk's symbol name and parameters (indexer.name_text)

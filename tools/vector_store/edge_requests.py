@@ -5,8 +5,8 @@ from typing import Any
 
 import qdrant_edge as edge
 
-from reactstep.tools.vectors.sparse import SparseVector
-from reactstep.tools.vectors.store import (
+from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.vector_store.store import (
     DENSE,
     NAME,
     SPARSE,

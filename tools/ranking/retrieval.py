@@ -17,12 +17,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reactstep.tools.embedding.embeddings import Embedder
+from reactstep.tools.embedding.local_models import vectors_revision
+from reactstep.tools.embedding.sparse import WORD_VECTORS_FORMAT, encode_query
 from reactstep.tools.errors import ToolError
-from reactstep.tools.vectors.embeddings import Embedder
-from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions, fuse, fuse_ranks
-from reactstep.tools.vectors.local_models import vectors_revision
-from reactstep.tools.vectors.sparse import WORD_VECTORS_FORMAT, encode_query
-from reactstep.tools.vectors.store import (
+from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions, fuse, fuse_ranks
+from reactstep.tools.vector_store.store import (
     DENSE,
     NAME,
     SPARSE,

@@ -25,7 +25,7 @@ from typing import IO
 
 import qdrant_edge as edge
 
-from reactstep.tools.vectors.store import (
+from reactstep.tools.vector_store.store import (
     DENSE,
     KEYWORD_FIELDS,
     SPARSE,

@@ -5,7 +5,7 @@ thread of the process ran meanwhile), so it runs in a child process, on a copy o
 
     writes go quiet and the collection holds >= optimize_after unoptimized points (OptimizeScheduler)
       ─► EdgeVectorStore.optimize: flush, copy the shard to <root>/.optimizing/<name> (writes wait)
-      ─► child: python -m reactstep.tools.vectors.edge_optimize <copy> <dimension> <dense names...>
+      ─► child: python -m reactstep.tools.vector_store.edge_optimize <copy> <dimension> <dense names...>
       ─► no write since the copy? swap the copy in (searches wait ~0.5 s) : throw the copy away
 
 A copy that a write made stale is never swapped in; the next quiet spell tries again.
@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from reactstep.tools.vectors.edge_shard import shard_config, warm_files
-from reactstep.tools.vectors.store import VectorStoreUnavailable
+from reactstep.tools.vector_store.edge_shard import shard_config, warm_files
+from reactstep.tools.vector_store.store import VectorStoreUnavailable
 
 logger = logging.getLogger("reactstep.vectors")
 T = TypeVar("T")

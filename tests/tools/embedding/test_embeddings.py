@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.tools.vectors.embeddings import Embedder, EmbeddingError, LocalEmbedder
-from reactstep.tools.vectors.local_models import MINILM
+from reactstep.tools.embedding.embeddings import Embedder, EmbeddingError, LocalEmbedder
+from reactstep.tools.embedding.local_models import MINILM
 
 CHUNKS = {
     "read": "def read_file(path):\n    return open(path).read()\n",

@@ -10,7 +10,7 @@ It is the computation of transformers' BertModel in eval mode (no dropout). Each
 onnxruntime's fused CPU kernels (the com.microsoft ops its transformer optimizer would produce, which
 it cannot find in a graph written op by op): the same arithmetic in fewer passes over memory, 1.6x
 the chunks/s of the op-by-op graph on real code (bench/embedding_speed.py) at cosine 1.0 to it. The
-vectors are compared with reference vectors in tests/tools/vectors/test_bert_graph.py.
+vectors are compared with reference vectors in tests/tools/embedding/test_bert_graph.py.
 """
 
 import json

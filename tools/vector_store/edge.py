@@ -19,7 +19,8 @@ from typing import Any
 
 import qdrant_edge as edge
 
-from reactstep.tools.vectors.edge_optimize import (
+from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.vector_store.edge_optimize import (
     STAGING,
     CopyOptimizer,
     OptimizeScheduler,
@@ -28,16 +29,15 @@ from reactstep.tools.vectors.edge_optimize import (
     copy_shard,
     swap_folders,
 )
-from reactstep.tools.vectors.edge_requests import edge_filter, edge_point, projects_of, search_batch
-from reactstep.tools.vectors.edge_shard import (
+from reactstep.tools.vector_store.edge_requests import edge_filter, edge_point, projects_of, search_batch
+from reactstep.tools.vector_store.edge_shard import (
     engine_errors,
     lock_directory,
     open_shard,
     unoptimized_points,
     warm_files,
 )
-from reactstep.tools.vectors.sparse import SparseVector
-from reactstep.tools.vectors.store import (
+from reactstep.tools.vector_store.store import (
     DENSE,
     PAGE_SIZE,
     POINT_FACTS,

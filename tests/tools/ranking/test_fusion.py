@@ -1,11 +1,11 @@
-"""tools/vectors/fusion.py: weighted reciprocal ranks and the boosts of named definitions."""
+"""tools/ranking/fusion.py: weighted reciprocal ranks and the boosts of named definitions."""
 
 from dataclasses import replace
 
 import pytest
 
-from reactstep.tools.vectors.fusion import RetrievalConfig, boost_definitions, fuse_ranks
-from reactstep.tools.vectors.store import VectorHit
+from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions, fuse_ranks
+from reactstep.tools.vector_store.store import VectorHit
 
 NO_BOOSTS = RetrievalConfig(code_name_boost=0.0, plain_name_boost=0.0, name_overlap_boost=0.0)
 

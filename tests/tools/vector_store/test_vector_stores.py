@@ -15,10 +15,10 @@ import pytest
 
 from reactstep.service.backends import open_vector_store
 from reactstep.service.settings import Settings
-from reactstep.tools.vectors.edge import EdgeVectorStore
-from reactstep.tools.vectors.qdrant import QdrantVectorStore
-from reactstep.tools.vectors.sparse import encode_document, encode_query, token_index
-from reactstep.tools.vectors.store import (
+from reactstep.tools.embedding.sparse import encode_document, encode_query, token_index
+from reactstep.tools.vector_store.edge import EdgeVectorStore
+from reactstep.tools.vector_store.qdrant import QdrantVectorStore
+from reactstep.tools.vector_store.store import (
     CHUNK_VECTORS,
     DENSE,
     NAME,
@@ -324,8 +324,9 @@ def test_edge_store_persists_across_reopen(tmp_path: Path) -> None:
 def try_open_in_child(path: Path) -> str:
     """Open an EdgeVectorStore at `path` in a fresh interpreter; return what it printed."""
     script = (
-        "import sys\nfrom pathlib import Path\nfrom reactstep.tools.vectors.edge import EdgeVectorStore\n"
-        "from reactstep.tools.vectors.store import VectorStoreUnavailable\n"
+        "import sys\nfrom pathlib import Path\n"
+        "from reactstep.tools.vector_store.edge import EdgeVectorStore\n"
+        "from reactstep.tools.vector_store.store import VectorStoreUnavailable\n"
         "try:\n    EdgeVectorStore(Path(sys.argv[1])).close()\n    print('opened')\n"
         "except VectorStoreUnavailable as exc:\n    print(exc)\n"
     )

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from reactstep.tools.vectors.names import definition_match, name_overlap, query_names
-from reactstep.tools.vectors.sparse import tokenize
-from reactstep.tools.vectors.store import VectorHit
+from reactstep.tools.embedding.sparse import tokenize
+from reactstep.tools.ranking.names import definition_match, name_overlap, query_names
+from reactstep.tools.vector_store.store import VectorHit
 
 Mode = Literal["hybrid", "dense", "lexical"]
 Fusion = Literal["score", "rrf"]

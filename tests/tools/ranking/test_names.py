@@ -1,9 +1,9 @@
-"""tools/vectors/names.py: the names a query mentions and how a chunk's symbol answers them."""
+"""tools/ranking/names.py: the names a query mentions and how a chunk's symbol answers them."""
 
 import pytest
 
-from reactstep.tools.vectors.names import QueryNames, definition_match, name_overlap, query_names
-from reactstep.tools.vectors.sparse import tokenize
+from reactstep.tools.embedding.sparse import tokenize
+from reactstep.tools.ranking.names import QueryNames, definition_match, name_overlap, query_names
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ for a model that asks for it:
 Why ONNX (bench/embedding_options.py; 2 cores, no GPU; 2 threads each): one short query took 4.7 ms
 p50 against 7.1 ms for sentence-transformers on torch 2.13 CPU, and 5.5 against 92 ms with the other
 core busy; load 0.5 s against 4 s. The fp32 graph's vectors match sentence-transformers' to cosine 1.0
-(reference vectors in tests/tools/vectors/data/). Writing the graph (~1.5 s, int8 ~2.5 s) runs at first
+(reference vectors in tests/tools/embedding/data/). Writing the graph (~1.5 s, int8 ~2.5 s) runs at first
 use, not install, so any cache_dir works and a missing or corrupt file heals itself.
 
 Texts are sorted by length and cut into batches of similar length, each at most `batch_size` texts
@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from reactstep.tools.vectors.bert_graph import INPUT_NAMES, write_bert_graph
-from reactstep.tools.vectors.local_models import MINILM_CODE_INT8, LocalModel, ModelMissing, local_model
+from reactstep.tools.embedding.bert_graph import INPUT_NAMES, write_bert_graph
+from reactstep.tools.embedding.local_models import MINILM_CODE_INT8, LocalModel, ModelMissing, local_model
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reactstep.tools.vectors.sparse import STOP_WORDS, split_identifier, tokenize
+from reactstep.tools.embedding.sparse import STOP_WORDS, split_identifier, tokenize
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 MIN_PLAIN_LENGTH = 4

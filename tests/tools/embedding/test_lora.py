@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reactstep.tools.vectors.embeddings import LocalEmbedder
-from reactstep.tools.vectors.local_models import (
+from reactstep.tools.embedding.embeddings import LocalEmbedder
+from reactstep.tools.embedding.local_models import (
     ADAPTERS,
     MINILM,
     MINILM_CODE,
@@ -14,8 +14,8 @@ from reactstep.tools.vectors.local_models import (
     MINILM_INT8,
     vectors_revision,
 )
-from reactstep.tools.vectors.lora import AdapterMismatch, merge_lora
-from reactstep.tools.vectors.retrieval import embedding_space
+from reactstep.tools.embedding.lora import AdapterMismatch, merge_lora
+from reactstep.tools.ranking.retrieval import embedding_space
 
 KEY = "encoder.layer.0.attention.self.query"
 ONES = (np.ones((2, 6), np.float16), np.ones((4, 2), np.float16))  # a rank-2 delta of a 4 x 6 weight

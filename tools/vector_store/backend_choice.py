@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import SecretStr
 
-from reactstep.tools.vectors.store import VectorStore, VectorStoreError
+from reactstep.tools.vector_store.store import VectorStore, VectorStoreError
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,10 @@ def open_vector_store(config: VectorConfig) -> VectorStore:
         if not config.qdrant_url:
             raise VectorStoreError("REACTSTEP_VECTOR_BACKEND=qdrant needs REACTSTEP_QDRANT_URL")
         # Imported here: qdrant-client is slow to import and the embedded engine never needs it.
-        from reactstep.tools.vectors.qdrant import QdrantVectorStore
+        from reactstep.tools.vector_store.qdrant import QdrantVectorStore
 
         key = config.qdrant_api_key.get_secret_value() if config.qdrant_api_key else None
         return QdrantVectorStore(config.qdrant_url, key, config.qdrant_timeout_s)
-    from reactstep.tools.vectors.edge import EdgeVectorStore
+    from reactstep.tools.vector_store.edge import EdgeVectorStore
 
     return EdgeVectorStore(config.root, config.optimize_after)

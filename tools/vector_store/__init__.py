@@ -1,0 +1,1 @@
+"""Where chunk vectors live: one VectorStore interface, Qdrant's engine in-process or a Qdrant server."""
