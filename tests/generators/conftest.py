@@ -1,0 +1,34 @@
+"""What the generator tests share: a real server on loopback that wants a service key, and the small
+workspace each generated client syncs, indexes, searches and edits."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reactstep.service.http.app import create_app
+from reactstep.service.http.auth import key_entry
+from reactstep.service.http.serving import BackgroundServer
+from reactstep.service.settings import Settings
+from reactstep.tools.embedding.embeddings import LocalEmbedder
+
+SERVICE_KEY = "generators-test-key-0123456789abcdef"
+SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
+
+# The workspace a generated client syncs: a search for "shout" finds strings.py, the write edits it.
+WORKSPACE = {
+    "README.md": b"# Demo\n",
+    "src/app.py": b"from util.strings import shout\n\n\ndef main():\n    return shout('hi')\n",
+    "src/util/strings.py": b"def shout(text):\n    return text.upper()\n",
+}
+EDITED = b"def shout(text):\n    return text.upper() + '!'\n"
+
+
+@pytest.fixture
+def server_url(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[str]:
+    """The app on 127.0.0.1 with one service key for every project (no LLM: the flow needs none)."""
+    settings = Settings(
+        data_dir=tmp_path / "server", api_keys=[key_entry(SERVICE_KEY)], approval_secret="generators"
+    )
+    with BackgroundServer(create_app(settings, embedder=local_embedder)) as server:
+        yield server.url

@@ -1,0 +1,109 @@
+// What an IDE plugin does with the types openapi-typescript generates (schema.ts beside this file):
+// sync a workspace folder, index it, search it, and make a write the user approved. Plain JavaScript
+// with JSDoc types, checked by `tsc --noEmit` (tsconfig.json). It prints one JSON line of what it saw.
+//
+//   REACTSTEP_SERVER=http://127.0.0.1:8000 REACTSTEP_CLIENT_API_KEY=... node flow.mjs <folder> <project>
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import createClient from "openapi-fetch";
+
+/** @typedef {import("./schema.js").paths} paths */
+/** @typedef {import("./schema.js").components["schemas"]} schemas */
+
+const [folder, project] = process.argv.slice(2);
+/** @type {import("openapi-fetch").Client<paths>} */
+const api = createClient({
+  baseUrl: process.env.REACTSTEP_SERVER,
+  headers: { Authorization: `Bearer ${process.env.REACTSTEP_CLIENT_API_KEY}` },
+});
+
+/** @param {string} what @param {{error?: unknown, response: Response}} answer @returns {never} */
+function fail(what, answer) {
+  throw new Error(`${what}: HTTP ${answer.response.status} ${JSON.stringify(answer.error)}`);
+}
+
+/** The folder's files, path ('/' between parts) -> bytes. @returns {Map<string, Buffer>} */
+function readWorkspace() {
+  const files = new Map();
+  for (const name of readdirSync(folder, { recursive: true, encoding: "utf8" })) {
+    const full = join(folder, name);
+    if (statSync(full).isFile()) files.set(relative(folder, full).split(sep).join("/"), readFileSync(full));
+  }
+  return files;
+}
+
+/** Readiness once no check is still warming: 200 `ready`, or 503 with the check that failed. */
+async function settledReadiness() {
+  for (;;) {
+    const answer = await api.GET("/readyz");
+    const report = answer.data ?? answer.error;
+    if (report === undefined || "error" in report) fail("readyz", answer);
+    else if (report.status !== "warming") return report;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** One server tool through execute_action. @param {string} tool_name @param {Record<string, unknown>} tool_args @param {string} [approval_token] */
+async function execute(tool_name, tool_args, approval_token) {
+  /** @type {schemas["ExecuteActionRequest"]} */
+  const body = { project_id: project, session_id: "ide-plugin", tool_name, tool_args };
+  if (approval_token !== undefined) body.approval_token = approval_token;
+  const answer = await api.POST("/api/agent/execute_action", { body });
+  if (answer.data === undefined) fail(tool_name, answer);
+  return /** @type {schemas["ExecuteActionResponse"]} */ (answer.data);
+}
+
+const readiness = await settledReadiness();
+const spec = await api.GET("/openapi.yaml", { parseAs: "text" });
+const created = await api.PUT("/api/projects/{project_id}", { params: { path: { project_id: project } } });
+if (created.data === undefined) fail("create", created);
+
+const workspace = readWorkspace();
+const files = Object.fromEntries([...workspace].map(([path, bytes]) => [path, createHash("sha256").update(bytes).digest("hex")]));
+const plan = await api.POST("/api/projects/{project_id}/sync", { params: { path: { project_id: project } }, body: { files } });
+if (plan.data === undefined) fail("sync", plan);
+const { upload, version, etags } = /** @type {schemas["SyncResponse"]} */ (plan.data);
+for (const path of upload) {
+  const etag = etags[path];
+  const stored = await api.PUT("/api/projects/{project_id}/files/{path}", {
+    params: {
+      path: { project_id: project, path },
+      query: { base_version: version },
+      header: etag ? { "If-Match": etag } : { "If-None-Match": "*" },
+    },
+    // The body is the file's bytes (a Blob in the generated types): openapi-fetch sends JSON unless
+    // told to send the body as it is.
+    body: new Blob([new Uint8Array(/** @type {Buffer} */ (workspace.get(path)))]),
+    bodySerializer: (/** @type {Blob} */ blob) => blob,
+    headers: { "Content-Type": "application/octet-stream" },
+  });
+  if (stored.data === undefined) fail(`PUT ${path}`, stored);
+}
+
+const indexed = await api.POST("/api/projects/{project_id}/index", { params: { path: { project_id: project } }, body: {} });
+if (indexed.data === undefined) fail("index", indexed);
+const search = await execute("code_search", { query: "shout text in upper case", max_results: 1 });
+
+const edit = { path: "src/util/strings.py", find: "text.upper()", replace: "text.upper() + '!'" };
+const preview = await execute("replace_in_file", edit);
+if (preview.approval === undefined) throw new Error(`no approval asked: ${preview.observation}`);
+// An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token.
+const written = await execute("replace_in_file", edit, preview.approval.token);
+const after = await api.GET("/api/projects/{project_id}/files/{path}", {
+  params: { path: { project_id: project, path: edit.path } },
+  parseAs: "text",
+});
+
+console.log(
+  JSON.stringify({
+    readiness,
+    spec: spec.data,
+    uploaded: [...upload].sort(),
+    indexed_files: indexed.data && "files" in indexed.data ? indexed.data.files : null,
+    found: search.observation.includes("src/util/strings.py"),
+    diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
+    written: written.observation.split("\n")[0],
+    after: after.data,
+  }),
+);
