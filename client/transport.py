@@ -28,10 +28,10 @@ def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[s
     return {"base_url": base_url.rstrip("/"), "headers": headers, "timeout": timeout_s}
 
 
-def build(http: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.Request:
+def build(http: httpx.Client | httpx.AsyncClient, call: Call, stream: bool) -> httpx.Request:
     """The httpx request of a call (built once; sent again as is on a retry)."""
     headers = dict(call.headers)
-    if call.on_event is not None:
+    if stream:
         headers["accept"] = "text/event-stream"
     return http.build_request(
         call.method,
@@ -95,7 +95,7 @@ class SyncTransport:
             response.close()
 
     def _open(self, call: Call, stream: bool) -> httpx.Response:
-        request = build(self.http, call)
+        request = build(self.http, call, stream)
         attempts = Attempts(call, self.policy)
         while True:
             try:
@@ -134,7 +134,7 @@ class AsyncTransport:
             await response.aclose()
 
     async def _open(self, call: Call, stream: bool) -> httpx.Response:
-        request = build(self.http, call)
+        request = build(self.http, call, stream)
         attempts = Attempts(call, self.policy)
         while True:
             try:
