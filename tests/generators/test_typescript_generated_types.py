@@ -63,6 +63,7 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
         "readiness": {"status": "ready", "checks": {"storage": "ok", "llm": "unconfigured"}},
         "spec": SPEC.read_text(),
         "uploaded": sorted(WORKSPACE),
+        "index_events": ["progress", "result"],
         "indexed_files": len(WORKSPACE),
         "found": True,
         "diff": ["-    return text.upper()", "+    return text.upper() + '!'"],

@@ -44,6 +44,29 @@ async function settledReadiness() {
   }
 }
 
+/**
+ * Server-Sent Events from a response body, each {event, data} with data parsed (it is one JSON value).
+ * @param {ReadableStream<Uint8Array>} body
+ * @returns {AsyncGenerator<{event: string, data: any}>}
+ */
+async function* readEvents(body) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer = (buffer + decoder.decode(value, { stream: true })).replace(/\r\n?/g, "\n");
+    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+      const lines = buffer.slice(0, end).split("\n");
+      buffer = buffer.slice(end + 2);
+      const event = lines.find((line) => line.startsWith("event:"))?.slice(6).trim() ?? "message";
+      const data = lines.filter((line) => line.startsWith("data:")).map((line) => line.slice(5).replace(/^ /, ""));
+      if (data.length > 0) yield { event, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
 /** One server tool through execute_action. @param {string} tool_name @param {Record<string, unknown>} tool_args @param {string} [approval_token] */
 async function execute(tool_name, tool_args, approval_token) {
   /** @type {schemas["ExecuteActionRequest"]} */
@@ -81,8 +104,22 @@ for (const path of upload) {
   if (stored.data === undefined) fail(`PUT ${path}`, stored);
 }
 
-const indexed = await api.POST("/api/projects/{project_id}/index", { params: { path: { project_id: project } }, body: {} });
-if (indexed.data === undefined) fail("index", indexed);
+// Indexing streams its progress: `progress` events, then one `result` (or one `error`).
+const indexing = await api.POST("/api/projects/{project_id}/index", {
+  params: { path: { project_id: project } },
+  body: { stream: true },
+  parseAs: "stream",
+});
+if (!indexing.response.ok || indexing.data == null) fail("index", indexing);
+/** @type {string[]} */
+const indexEvents = [];
+/** @type {schemas["IndexResponse"] | undefined} */
+let indexed;
+for await (const { event, data } of readEvents(/** @type {ReadableStream<Uint8Array>} */ (indexing.data))) {
+  if (indexEvents.at(-1) !== event) indexEvents.push(event);
+  if (event === "result") indexed = data;
+  if (event === "error") throw new Error(`index: ${data.error.code}: ${data.error.message}`);
+}
 const search = await execute("code_search", { query: "shout text in upper case", max_results: 1 });
 
 const edit = { path: "src/util/strings.py", find: "text.upper()", replace: "text.upper() + '!'" };
@@ -100,7 +137,8 @@ console.log(
     readiness,
     spec: spec.data,
     uploaded: [...upload].sort(),
-    indexed_files: indexed.data && "files" in indexed.data ? indexed.data.files : null,
+    index_events: indexEvents,
+    indexed_files: indexed?.files,
     found: search.observation.includes("src/util/strings.py"),
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
     written: written.observation.split("\n")[0],
