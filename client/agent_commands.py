@@ -9,13 +9,13 @@ from typing import Any, TypeAlias
 import httpx
 
 from reactstep.client.client import Client
+from reactstep.client.config import ClientConfig
 from reactstep.client.console import StepPrinter
 from reactstep.client.errors import ClientError
 from reactstep.client.loop import ToolRunner
 from reactstep.client.replay import recorded_replies, replay
-from reactstep.client.servers import client_key, in_process_server, named_or_running
+from reactstep.client.servers import client_key, in_process_llm_problem, in_process_server, named_or_running
 from reactstep.client.trace import ReplayMismatch, load_trace
-from reactstep.service.settings import Settings
 
 TOOL_CALLING = ("text", "native", "auto")
 READINESS_TIMEOUT_S = 10.0
@@ -109,8 +109,8 @@ def _replay(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
         llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
-        settings = Settings(llm_api_base_allowlist=[llm.base_url])
-        server_url = args.server or in_process_server(stack, settings)
+        overrides = {"llm_api_base_allowlist": [llm.base_url]}
+        server_url = args.server or in_process_server(stack, ClientConfig.from_env(), overrides)
         if not args.ignore_version:
             _check_pinned_version(stack, server_url, records[0])
         outcome = replay(records, server_url, llm, args.tool_calling, args.stream, run_tool, client_key())
@@ -120,14 +120,12 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _server_with_an_llm(stack: ExitStack, named: str | None, model: str | None) -> str:
     """The server to ask, once it is clear that it can call an LLM: checked before any call."""
-    from reactstep.service.llm.configured import llm_problem
-
-    settings = Settings()
-    url = named_or_running(named, settings)
+    config = ClientConfig.from_env()
+    url = named_or_running(named, config)
     if url is None:
-        if (problem := llm_problem(settings, model)) is not None:
+        if (problem := in_process_llm_problem(model)) is not None:
             raise LLMNotConfigured(problem)
-        return in_process_server(stack, settings)
+        return in_process_server(stack, config, {})
     if model is None and _llm_check(url) == "unconfigured":
         raise LLMNotConfigured(
             f"the server at {url} has no LLM configured: set REACTSTEP_LLM_MODEL and REACTSTEP_LLM_API_BASE "

@@ -1,28 +1,31 @@
-"""`reactstep mcp --project P`: the MCP tools over stdio, for an IDE agent on this machine.
+"""`reactstep mcp --project P`: the project's MCP tools over stdio, for an IDE agent on this machine.
 
-    without --server    the tools run in this process on the local data dir (REACTSTEP_DATA_DIR),
-                        by the same execute_action core as the service; when a `reactstep serve` runs
-                        on that data dir, this bridges to it instead (its embedded store is its own)
-    --server URL        a bridge: the tools the server lists (GET /api/agent/tools), each call sent to
-                        its POST /api/agent/execute_action with REACTSTEP_CLIENT_API_KEY; a write's
-                        preview and its approval_token pass through unchanged
-stdout carries the protocol alone: anything else printed goes to stderr.
+    a server to use     (--server, REACTSTEP_SERVER, or a `reactstep serve` running on this data dir)
+                        a relay: each JSON-RPC message read from stdin is POSTed to the server's
+                        /mcp/{project} (streamable HTTP, stateless) with REACTSTEP_CLIENT_API_KEY, and
+                        what it answers (one JSON body or an SSE stream) is written to stdout; the server
+                        lists the tools, runs them, and holds the resources and the prompt
+    none                the tools run in this process on the local data dir (REACTSTEP_DATA_DIR), by the
+                        server package (entry point local_mcp); without it, an error naming what to pass
+stdout carries the protocol alone: anything else printed goes to stderr. The project is checked before
+serving (a refused key or project: exit 1).
 """
 
 import argparse
+import json
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import httpx
+from httpx_sse import EventSource
 
-from reactstep.client.loop import ClientError, api_error
-from reactstep.client.servers import client_key, named_or_running
-from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
-from reactstep.service.settings import Settings
+from reactstep.client.config import ClientConfig
+from reactstep.client.errors import ClientError, api_error
+from reactstep.client.servers import named_or_running, required_hook, say_in_process
 
-if TYPE_CHECKING:
-    from reactstep.service.mcp.server import ToolCall
+RELAY_TIMEOUT_S = 300.0  # a tool call may index or search a large project
+INTERNAL_ERROR = -32603  # JSON-RPC: the relay could not get an answer
 
 
 def add_mcp_command(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -31,32 +34,98 @@ def add_mcp_command(commands: "argparse._SubParsersAction[argparse.ArgumentParse
     command.add_argument("--project", required=True, help="project id (the agent cannot change it)")
     command.add_argument(
         "--server",
-        help="a running service to bridge to (default: the one running on this data dir, else the tools "
-        "run here, on the local store)",
+        help="a running service to bridge to (default: REACTSTEP_SERVER, else the one running on this "
+        "data dir, else the tools run here, on the local store)",
     )
     command.set_defaults(run=run_mcp)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the IDE closes stdin; exit 1 before serving when the project cannot be used."""
-    from reactstep.service.mcp.server import build_server, run_stdio  # the SDK loads for this command only
-
-    settings = Settings()
-    if server := named_or_running(args.server, settings):  # a `reactstep serve` on this data dir too
-        tools, call = _remote_tools(server.rstrip("/"), args.project, client_key())
-        run_stdio(build_server(tools, call, args.project), _protocol_output())
+    config = ClientConfig.from_env()
+    if server := named_or_running(args.server, config):
+        relay = McpRelay(server.rstrip("/"), args.project, config.api_key)
+        relay.check_project()
+        relay.run(sys.stdin.buffer, _protocol_output())
         return 0
-    from reactstep.service.mcp.local import local_caller, local_tools
-    from reactstep.service.runtime import build_runtime
-    from reactstep.service.workspace.projects import require_project
+    local_mcp = required_hook("local_mcp", "`reactstep mcp` without --server or REACTSTEP_SERVER")
+    say_in_process(config.data_dir)
+    code: int = local_mcp(args.project, _protocol_output())
+    return code
 
-    runtime = build_runtime(settings)
-    try:
-        require_project(args.project, runtime)
-        run_stdio(build_server(local_tools(runtime), local_caller(runtime), args.project), _protocol_output())
-    finally:
-        runtime.vectors.close()
-    return 0
+
+class McpRelay:
+    """stdio to the server's /mcp/{project}: one POST per message, in the order they come."""
+
+    def __init__(self, server_url: str, project_id: str, key: str | None) -> None:
+        self._server_url = server_url
+        self._project_id = project_id
+        self._headers = {"authorization": f"Bearer {key}"} if key else {}
+        self._protocol_version: str | None = None
+
+    def check_project(self) -> None:
+        """ClientError when the key or the project is refused (said before serving)."""
+        try:
+            project = httpx.get(
+                f"{self._server_url}/api/projects/{self._project_id}", headers=self._headers, timeout=30
+            )
+            if project.status_code != 200:
+                raise api_error(project.status_code, project.json())
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ClientError(f"cannot use {self._server_url}: {exc}") from exc
+
+    def run(self, source: IO[bytes], output: IO[bytes]) -> None:
+        """Relay until `source` ends."""
+        with httpx.Client(headers=self._headers, timeout=RELAY_TIMEOUT_S) as http:
+            for line in source:
+                if not line.strip():
+                    continue
+                for answer in self._relay(http, line):
+                    output.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
+                    output.flush()
+
+    def _relay(self, http: httpx.Client, line: bytes) -> list[dict[str, Any]]:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return [_error(None, "the relay read a line that is not JSON")]
+        request_id = message.get("id") if isinstance(message, dict) else None
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        if self._protocol_version:
+            headers["mcp-protocol-version"] = self._protocol_version
+        url = f"{self._server_url}/mcp/{self._project_id}"
+        try:
+            with http.stream("POST", url, content=line, headers=headers) as response:
+                answers = _answers(response)
+        except httpx.HTTPError as exc:
+            problem = f"cannot reach {self._server_url}: {exc}"
+            return [_error(request_id, problem)] if request_id is not None else []
+        except ValueError as exc:  # not JSON, or the service's own error body (401, 403, 413, ...)
+            return [_error(request_id, str(exc))] if request_id is not None else []
+        for answer in answers:
+            if answer.get("id") == request_id and "protocolVersion" in (answer.get("result") or {}):
+                self._protocol_version = str(answer["result"]["protocolVersion"])
+        if not answers and request_id is not None and response.status_code != 202:
+            return [_error(request_id, f"the server answered {response.status_code}")]
+        return answers
+
+
+def _answers(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of one answer: its JSON body, or each event of its SSE stream."""
+    if response.status_code == 202:
+        return []
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        return [json.loads(event.data) for event in EventSource(response).iter_sse() if event.data]
+    body = json.loads(response.read() or b"null")
+    if response.status_code >= 400 and isinstance(body, dict) and "error" in body and "jsonrpc" not in body:
+        raise ValueError(str(api_error(response.status_code, body)))  # the service's own error body
+    if isinstance(body, list):
+        return [entry for entry in body if isinstance(entry, dict)]
+    return [body] if isinstance(body, dict) else []
+
+
+def _error(request_id: Any, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": message}}
 
 
 def _protocol_output() -> IO[bytes]:
@@ -65,38 +134,3 @@ def _protocol_output() -> IO[bytes]:
     output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     return output
-
-
-def _remote_tools(
-    server_url: str, project_id: str, key: str | None
-) -> tuple[list[dict[str, Any]], "ToolCall"]:
-    """The server's manifest and a call that runs each tool there; ClientError if key or project fail."""
-    headers = {"authorization": f"Bearer {key}"} if key else {}
-    try:
-        project = httpx.get(f"{server_url}/api/projects/{project_id}", headers=headers, timeout=30)
-        if project.status_code != 200:
-            raise api_error(project.status_code, project.json())
-        manifest = httpx.get(f"{server_url}/api/agent/tools", headers=headers, timeout=30).json()
-    except (httpx.HTTPError, ValueError) as exc:
-        raise ClientError(f"cannot use {server_url}: {exc}") from exc
-
-    async def call(request: ExecuteActionRequest) -> ExecuteActionResponse:
-        body = request.model_dump(mode="json", exclude_none=True)
-        try:
-            async with httpx.AsyncClient(headers=headers, timeout=300) as http:
-                response = await http.post(f"{server_url}/api/agent/execute_action", json=body)
-            if response.status_code == 200:
-                return ExecuteActionResponse.model_validate(response.json())
-            problem = str(api_error(response.status_code, response.json()))
-        except (httpx.HTTPError, ValueError) as exc:
-            problem = f"cannot reach {server_url}: {exc}"
-        return ExecuteActionResponse(
-            session_id=request.session_id,
-            tool_name=request.tool_name,
-            observation=f"Error: {problem}",
-            is_error=True,
-            execution_time_ms=0.0,
-        )
-
-    tools: list[dict[str, Any]] = manifest["tools"]
-    return tools, call

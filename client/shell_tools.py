@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reactstep.client.line_filter import UnsafeFilter, compile_filter
 from reactstep.client.processes import Captured, ShellProcess
-from reactstep.tools.matching.regex import InvalidRegex, compile_re2
-from reactstep.tools.registry import describe_validation_error
 
 MAX_OUTPUT_CHARS = 30_000
 MAX_FILTER_CHARS = 1_000
@@ -52,8 +51,9 @@ class BashOutputArgs(BaseModel):
     filter: str | None = Field(
         None,
         max_length=MAX_FILTER_CHARS,
-        description="Only show new lines matching this regular expression (RE2 syntax); "
-        "the other new lines are dropped.",
+        description="Only show new lines matching this regular expression (Python syntax, without "
+        "backreferences, lookarounds or repeated groups that repeat inside); the other new lines are "
+        "dropped.",
     )
 
 
@@ -137,7 +137,7 @@ class LocalShell:
         try:
             args = args_model.model_validate(tool_args)
         except ValidationError as exc:
-            raise ToolFailure(f"{tool_name}: {describe_validation_error(exc)}") from exc
+            raise ToolFailure(f"{tool_name}: {_described(exc)}") from exc
         return self._handlers[tool_name](args)
 
     def close(self) -> None:
@@ -230,11 +230,18 @@ def _joined(captured: Captured) -> str:
 
 def _compile_filter(pattern: str) -> Any:
     try:
-        return compile_re2(pattern)
-    except InvalidRegex as exc:
-        raise ToolFailure(
-            f"bash_output: filter {pattern!r} is not a valid RE2 regular expression: {exc.reason}"
-        ) from exc
+        return compile_filter(pattern)
+    except UnsafeFilter as exc:
+        raise ToolFailure(f"bash_output: filter {pattern!r} cannot be used: {exc}") from exc
+
+
+def _described(exc: ValidationError) -> str:
+    """A short, value-free sentence per failed field (as the server's tools say it)."""
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        parts.append(f"argument {where!r}: {error['msg']}")
+    return "; ".join(parts)
 
 
 def _matching(text: str, pattern: Any) -> str:

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pathspec
 
-from reactstep.tools.errors import UnsafePath
-from reactstep.tools.store.paths import normalize_path
+from reactstep.client.paths import path_problem
 
 STATE_DIR = ".reactstep"
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", STATE_DIR}
@@ -84,10 +83,7 @@ def scan(root: Path, max_file_bytes: int, known: dict[str, Entry] | None = None)
             result.oversize += 1
             continue
         relative = _nfc_name(root, path, relative)
-        try:
-            if normalize_path(relative) != relative:
-                raise UnsafePath(relative)
-        except UnsafePath:
+        if path_problem(relative) is not None:
             result.unsafe.append(relative)
             continue
         previous = known.get(relative)

@@ -4,10 +4,10 @@ import argparse
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from reactstep.client.servers import client_key, server_for
-from reactstep.service.settings import Settings
+from reactstep.client.config import ClientConfig
+from reactstep.client.servers import server_for
 
 if TYPE_CHECKING:
     from reactstep.client.client import Client
@@ -61,27 +61,39 @@ def _sync(args: argparse.Namespace) -> int:
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
         return 2
-    settings = Settings()
+    config = ClientConfig.from_env()
     options = SyncOptions(
         force=args.force,
         keep_both=args.keep_both,
         apply_deletes=not args.keep_deleted,
         index=args.index,
-        max_file_bytes=settings.upload_max_file_bytes,
+        max_file_bytes=config.upload_max_file_bytes,
     )
     uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
     with ExitStack() as stack:
-        client = stack.enter_context(_client(stack, args, settings))
+        client = stack.enter_context(_client(stack, args, config))
         stack.callback(indexing.finish)
         stack.callback(uploading.finish)
         server = args.server or IN_PROCESS
         report = client.do(sync_folder(args.project, args.path, server, options, uploading, indexing))
     print(report.summary())
     if report.index is not None:
-        from reactstep.service.workspace.indexing import IndexResponse
-
-        print(IndexResponse.model_validate(report.index).summary())
+        print(index_summary(report.index))
     return 0
+
+
+def index_summary(run: dict[str, Any]) -> str:
+    """The one line `reactstep index` prints of an index run's answer (IndexResponse)."""
+    files = run["files"]
+    what = f"re-indexed {files} changed files" if run.get("incremental") else f"indexed {files} files"
+    noise: dict[str, int] = run.get("noise") or {}
+    kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(noise.items()))
+    left_out = f", {sum(noise.values())} left out of search as noise ({kinds})" if noise else ""
+    return (
+        f"{what}: {run['chunks']} chunks, {run['embedded']} embedded, {run['reused']} reused, "
+        f"{run['removed']} removed, {run['skipped']} skipped{left_out}; "
+        f"{run['parsed']} parsed for {run['symbols']} symbols in {run['seconds']:.1f}s"
+    )
 
 
 def _pull(args: argparse.Namespace) -> int:
@@ -93,14 +105,14 @@ def _pull(args: argparse.Namespace) -> int:
         return 2
     bar = ProgressBar("pulling")
     with ExitStack() as stack:
-        client = stack.enter_context(_client(stack, args, Settings()))
+        client = stack.enter_context(_client(stack, args, ClientConfig.from_env()))
         stack.callback(bar.finish)
         report = client.do(pull_folder(args.project, args.path, args.server or IN_PROCESS, args.force, bar))
     print(report.summary())
     return 0
 
 
-def _client(stack: ExitStack, args: argparse.Namespace, settings: Settings) -> "Client":
+def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "Client":
     from reactstep.client.client import Client
 
-    return Client(server_for(stack, args.server, settings), client_key())
+    return Client(server_for(stack, args.server, config), config.api_key)

@@ -19,6 +19,9 @@ VECTOR_ROOMS = ("embedding", "vector_store", "ranking")
 FORBIDDEN = [
     # the contract (pydantic models of the HTTP bodies) is the client's and the server's: it imports neither
     *[("reactstep.contract", f"reactstep.{other}") for other in ("client", "service", "tools", "prompts")],
+    # the client installs alone (client/pyproject.toml): it reaches the server over HTTP, and the server
+    # package's commands through entry points (client/servers.py)
+    *[("reactstep.client", f"reactstep.{other}") for other in ("service", "tools", "prompts")],
     ("reactstep.prompts", "reactstep.service"),
     ("reactstep.prompts", "reactstep.tools"),
     ("reactstep.prompts", "reactstep.client"),
@@ -212,6 +215,12 @@ def main() -> int:
     present = {module_name(path) for path in files if path.name == "__init__.py"}
     problems += [f"package {p} is not in pyproject.toml's packages" for p in sorted(present - declared)]
     problems += [f"pyproject.toml lists {p}, which is not a package" for p in sorted(declared - present)]
+    client = set(
+        tomllib.loads((ROOT / "client/pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    wanted = {p for p in present if within(p, "reactstep.client") or within(p, "reactstep.contract")}
+    problems += [f"package {p} is not in client/pyproject.toml's packages" for p in sorted(wanted - client)]
+    problems += [f"client/pyproject.toml lists {p}, which is not a package" for p in sorted(client - wanted)]
     for problem in problems:
         print(problem)
     edges = sum(map(len, graph.values()))

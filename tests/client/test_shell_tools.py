@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.timing import LOAD_SLACK_S
 
 from reactstep.client.shell_tools import LocalShell, shell_tool_declarations
+from tests.timing import LOAD_SLACK_S
 
 PRINT_LINES = (
     "python3 -u -c 'import time\n"
@@ -186,8 +186,14 @@ def test_a_background_command_that_ends_reports_its_exit_code(shell: LocalShell)
         (
             "bash_output",
             {"bash_id": "bash_1", "filter": "(unclosed"},
-            "Error: bash_output: filter '(unclosed' is not a valid RE2 regular expression: "
-            "missing ): (unclosed",
+            "Error: bash_output: filter '(unclosed' cannot be used: "
+            "missing ), unterminated subpattern at position 0",
+        ),
+        (
+            "bash_output",
+            {"bash_id": "bash_1", "filter": "(a+)+$"},
+            "Error: bash_output: filter '(a+)+$' cannot be used: the repeated group ending at position 3 "
+            "repeats or alternates inside (e.g. (a+)+): it could take exponential time",
         ),
         (
             "bash_output",
