@@ -136,5 +136,8 @@ def error_of(response: httpx.Response) -> ApiError:
 
 
 def connection_failed(url: httpx.URL, exc: httpx.HTTPError) -> ConnectionFailed:
-    """The library's error for httpx's transport failure."""
-    return ConnectionFailed(f"cannot reach {url.scheme}://{url.netloc.decode()}: {exc}")
+    """The library's error for httpx's transport failure: never connected, or broken off after."""
+    server = f"{url.scheme}://{url.netloc.decode()}"
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectionFailed(f"cannot reach {server}: {exc}")
+    return ConnectionFailed(f"the connection to {server} failed ({type(exc).__name__}): {exc}")

@@ -11,10 +11,10 @@ from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource, ServerSentEvent
+from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from reactstep.client.calls import Call, event_of
-from reactstep.client.errors import connection_failed, error_of
+from reactstep.client.errors import BadResponse, connection_failed, error_of
 from reactstep.client.retries import RetryPolicy, may_retry_answer, may_retry_failure
 
 USER_AGENT = "reactstep-client"
@@ -89,6 +89,8 @@ class SyncTransport:
         try:
             for sse in EventSource(response).iter_sse():
                 yield _named(sse)
+        except SSEError as exc:
+            raise BadResponse(f"the answer is no event stream: {exc}") from exc
         except httpx.HTTPError as exc:
             raise connection_failed(response.request.url, exc) from exc
         finally:
@@ -128,6 +130,8 @@ class AsyncTransport:
         try:
             async for sse in EventSource(response).aiter_sse():
                 yield _named(sse)
+        except SSEError as exc:
+            raise BadResponse(f"the answer is no event stream: {exc}") from exc
         except httpx.HTTPError as exc:
             raise connection_failed(response.request.url, exc) from exc
         finally:

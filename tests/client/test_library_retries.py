@@ -15,6 +15,7 @@ import pytest
 from reactstep.client import (
     ApiError,
     AsyncClient,
+    BadResponse,
     Client,
     ConnectionFailed,
     NotFound,
@@ -299,4 +300,14 @@ def test_an_error_event_raises_stream_error_with_its_body() -> None:
         "the model took too long",
         "r-9",
     )
+    assert len(server.seen) == 1
+
+
+def test_a_stream_answered_with_json_is_a_bad_response() -> None:
+    with (
+        ScriptedServer([ok(STEP)]) as server,
+        Client(server.url) as client,
+        pytest.raises(BadResponse, match="no event stream"),
+    ):
+        list(client.stream_step(STEP_CALL[1]))
     assert len(server.seen) == 1
