@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.generators.conftest import EDITED, SERVICE_KEY, SPEC, WORKSPACE
+from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, WORKSPACE
 
 PACKAGE = "reactstep_generated_client"
 GENERATOR = str(Path(sys.executable).parent / "openapi-python-client")
@@ -104,10 +104,11 @@ def test_every_declared_answer_is_parsed(generated: Generated, tag: str, operati
 
 
 def test_the_file_body_is_binary_both_ways(generated: Generated) -> None:
-    file_type = generated.module("types").File
+    types = generated.module("types")
     put_file, get_file = generated.module("api.projects.put_file"), generated.module("api.projects.get_file")
-    assert inspect.signature(put_file.sync).parameters["body"].annotation is file_type
-    assert file_type in getattr(inspect.signature(get_file.sync).return_annotation, "__args__", ())
+    body = inspect.signature(put_file.sync).parameters["body"].annotation
+    assert set(getattr(body, "__args__", (body,))) - {types.Unset} == {types.File}  # no body: an empty file
+    assert types.File in inspect.signature(get_file.sync).return_annotation.__args__
 
 
 def sha256(data: bytes) -> str:
@@ -130,7 +131,7 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
         base_url=server_url, token=SERVICE_KEY, raise_on_unexpected_status=True, timeout=None
     )
     readiness = settled(generated.module("api.operations.readyz"), anonymous)
-    assert readiness.to_dict() == {"status": "ready", "checks": {"storage": "ok", "llm": "unconfigured"}}
+    assert readiness.to_dict() == {"status": "ready", "checks": {"storage": "ok", "llm": "ok"}}
     assert generated.module("api.operations.openapi_spec").sync(client=anonymous) == SPEC.read_text()
 
     project = "py-generated"
@@ -174,7 +175,22 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
 
     found = run("code_search", {"query": "shout text in upper case", "max_results": 1})
     assert "src/util/strings.py" in found.observation
-    edit = {"path": "src/util/strings.py", "find": "text.upper()", "replace": "text.upper() + '!'"}
+
+    react_step = generated.module("api.agent.react_step")
+
+    def step(history: list[Any]) -> Any:
+        body = models.ReactStepRequest(
+            project_id=project, session_id="generated", user_query=QUERY, conversation_history=history
+        )
+        return react_step.sync(client=client, body=body)
+
+    proposed = step([])
+    assert (proposed.status, proposed.action_details.tool_name) == ("action_proposed", "replace_in_file")
+    assert (proposed.action_details.tool_args.to_dict(), proposed.action_details.requires_approval) == (
+        EDIT,
+        True,
+    )
+    edit = proposed.action_details.tool_args.to_dict()
     preview = run("replace_in_file", edit)
     diff = [line for line in preview.approval.diff.splitlines() if re.match(r"[-+] ", line)]
     assert diff == ["-    return text.upper()", "+    return text.upper() + '!'"]
@@ -182,4 +198,9 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
     assert get_file.sync(project, edit["path"], client=client).payload.read() == WORKSPACE[edit["path"]]
     written = run("replace_in_file", edit, approval_token=preview.approval.token)
     assert written.observation.splitlines()[0] == "Wrote src/util/strings.py (+1 -1 lines)."
+    done = models.CompletedStep(
+        thought=proposed.thought, action_details=proposed.action_details, observation=written.observation
+    )
+    answered = step([done])
+    assert (answered.status, answered.final_answer) == ("final_answer", "shout() now ends with '!'.")
     assert get_file.sync(project, edit["path"], client=client).payload.read() == EDITED

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.generators.conftest import EDITED, SERVICE_KEY, SPEC, WORKSPACE
+from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, WORKSPACE
 
 TS = Path(__file__).resolve().parent / "ts"
 NODE = shutil.which("node")
@@ -58,15 +58,17 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
         (workspace / path).parent.mkdir(parents=True, exist_ok=True)
         (workspace / path).write_bytes(data)
     env = os.environ | {"REACTSTEP_SERVER": server_url, "REACTSTEP_CLIENT_API_KEY": SERVICE_KEY}
-    report = json.loads(node("flow.mjs", str(workspace), "ts-plugin", cwd=typed, env=env))
+    report = json.loads(node("flow.mjs", str(workspace), "ts-plugin", QUERY, cwd=typed, env=env))
     assert report == {
-        "readiness": {"status": "ready", "checks": {"storage": "ok", "llm": "unconfigured"}},
+        "readiness": {"status": "ready", "checks": {"storage": "ok", "llm": "ok"}},
         "spec": SPEC.read_text(),
         "uploaded": sorted(WORKSPACE),
         "index_events": ["progress", "result"],
         "indexed_files": len(WORKSPACE),
         "found": True,
+        "proposed": {"tool_name": "replace_in_file", "tool_args": EDIT, "requires_approval": True},
         "diff": ["-    return text.upper()", "+    return text.upper() + '!'"],
         "written": "Wrote src/util/strings.py (+1 -1 lines).",
+        "answer": ["final_answer", "shout() now ends with '!'."],
         "after": EDITED.decode(),
     }

@@ -1,8 +1,9 @@
 // What an IDE plugin does with the types openapi-typescript generates (schema.ts beside this file):
-// sync a workspace folder, index it, search it, and make a write the user approved. Plain JavaScript
-// with JSDoc types, checked by `tsc --noEmit` (tsconfig.json). It prints one JSON line of what it saw.
+// sync a workspace folder, index it, search it, ask the agent, and make the write it proposes once the
+// user approved it. Plain JavaScript with JSDoc types, checked by `tsc --noEmit` (tsconfig.json). It
+// prints one JSON line of what it saw.
 //
-//   REACTSTEP_SERVER=http://127.0.0.1:8000 REACTSTEP_CLIENT_API_KEY=... node flow.mjs <folder> <project>
+//   REACTSTEP_SERVER=http://127.0.0.1:8000 REACTSTEP_CLIENT_API_KEY=... node flow.mjs <folder> <project> <question>
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -11,7 +12,7 @@ import createClient from "openapi-fetch";
 /** @typedef {import("./schema.js").paths} paths */
 /** @typedef {import("./schema.js").components["schemas"]} schemas */
 
-const [folder, project] = process.argv.slice(2);
+const [folder, project, question] = process.argv.slice(2);
 /** @type {import("openapi-fetch").Client<paths>} */
 const api = createClient({
   baseUrl: process.env.REACTSTEP_SERVER,
@@ -67,6 +68,14 @@ async function* readEvents(body) {
   }
 }
 
+/** One ReAct step on the question. @param {schemas["ReactStepRequest"]["conversation_history"]} conversation_history */
+async function step(conversation_history) {
+  const body = { project_id: project, session_id: "ide-plugin", user_query: question, conversation_history };
+  const answer = await api.POST("/api/agent/react_step", { body });
+  if (answer.data === undefined) fail("react_step", answer);
+  return /** @type {schemas["ReactStepResponse"]} */ (answer.data);
+}
+
 /** One server tool through execute_action. @param {string} tool_name @param {Record<string, unknown>} tool_args @param {string} [approval_token] */
 async function execute(tool_name, tool_args, approval_token) {
   /** @type {schemas["ExecuteActionRequest"]} */
@@ -98,7 +107,7 @@ for (const path of upload) {
     // The body is the file's bytes (a Blob in the generated types): openapi-fetch sends JSON unless
     // told to send the body as it is.
     body: new Blob([new Uint8Array(/** @type {Buffer} */ (workspace.get(path)))]),
-    bodySerializer: (/** @type {Blob} */ blob) => blob,
+    bodySerializer: (/** @type {Blob | undefined} */ blob) => blob,
     headers: { "Content-Type": "application/octet-stream" },
   });
   if (stored.data === undefined) fail(`PUT ${path}`, stored);
@@ -122,13 +131,17 @@ for await (const { event, data } of readEvents(/** @type {ReadableStream<Uint8Ar
 }
 const search = await execute("code_search", { query: "shout text in upper case", max_results: 1 });
 
-const edit = { path: "src/util/strings.py", find: "text.upper()", replace: "text.upper() + '!'" };
-const preview = await execute("replace_in_file", edit);
+// The agent proposes a write; running it (a server tool) first answers with a preview and writes nothing.
+const proposed = await step([]);
+const action = proposed.action_details;
+if (proposed.status !== "action_proposed" || action === undefined) throw new Error(`no action: ${proposed.status}`);
+const preview = await execute(action.tool_name, action.tool_args);
 if (preview.approval === undefined) throw new Error(`no approval asked: ${preview.observation}`);
 // An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token.
-const written = await execute("replace_in_file", edit, preview.approval.token);
+const written = await execute(action.tool_name, action.tool_args, preview.approval.token);
+const answered = await step([{ thought: proposed.thought, action_details: action, observation: written.observation, is_error: written.is_error }]);
 const after = await api.GET("/api/projects/{project_id}/files/{path}", {
-  params: { path: { project_id: project, path: edit.path } },
+  params: { path: { project_id: project, path: String(action.tool_args.path) } },
   parseAs: "text",
 });
 
@@ -140,8 +153,10 @@ console.log(
     index_events: indexEvents,
     indexed_files: indexed?.files,
     found: search.observation.includes("src/util/strings.py"),
+    proposed: { tool_name: action.tool_name, tool_args: action.tool_args, requires_approval: action.requires_approval },
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
     written: written.observation.split("\n")[0],
+    answer: [answered.status, answered.final_answer],
     after: after.data,
   }),
 );
