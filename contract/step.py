@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
 from reactstep.contract.common import (
     MAX_ARGS,
@@ -11,6 +11,8 @@ from reactstep.contract.common import (
     SessionId,
     StrictModel,
     UserApiKeys,
+    WireModel,
+    nulls_left_out,
 )
 
 # The names OpenAI-compatible providers accept for a function, hyphens and leading digits included.
@@ -32,26 +34,58 @@ ReplyFormat = Literal["react", "native_text"]
 
 
 class LLMConfig(StrictModel):
-    """Per-request overrides of the server's LLM defaults."""
+    """Per-request overrides of the server's LLM defaults; absent or null keys use them."""
 
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    """A litellm model name, e.g. openai/gpt-4o-mini (default REACTSTEP_LLM_MODEL). Its provider
+    must be in REACTSTEP_LLM_ALLOWED_PROVIDERS, else 400 `provider_not_allowed`.
+    """
     temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: Integer | None = Field(None, ge=1, le=32_768)
+    max_tokens: Annotated[Integer, Field(ge=1, le=32_768)] | None = None
+    """Cap on the reply's tokens (default 1024). Above
+    32768: 422 `max_tokens_too_large`. Whatever the provider sends, a
+    reply longer than 100,000 characters is cut (status `truncated_output`, noted).
+    """
     api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
+    """An OpenAI-compatible base URL (the model must then be `openai/<name>`, else 400
+    `provider_not_allowed`). Checked before any connection, else 400 `api_base_not_allowed`:
+    http(s) only, no userinfo, query or fragment; its scheme, host and port must match an
+    entry of REACTSTEP_LLM_API_BASE_ALLOWLIST (`scheme://host:port`, host `*` or
+    `*.domain`, port `*`); a host matched only by a wildcard must resolve to public
+    addresses (private, loopback, link-local and metadata addresses need an entry naming
+    the host). Redirects are never followed, and the server's own key is never sent here.
+    """
     tool_calling: ToolCallingMode | None = None
+    """`text` (the `Action:` protocol), `native` (the provider's tool calls) or `auto` (native
+    when litellm says the model supports function calling). Default
+    REACTSTEP_LLM_TOOL_CALLING (`text`).
+    """
     reply_format: ReplyFormat | None = None
+    """How a reply with no call and no `Final Answer:` reads. `react` (the default): a
+    `format_error` with the corrective message. `native_text`: for an open model that
+    answers in its own format (a tool call in its own tokens, or plain text), such a reply is
+    the final answer, its reasoning blocks (`<think>`..) the thought. Calls in the models'
+    own formats are read in both.
+    """
 
 
 class ClientTool(StrictModel):
-    """A tool the client runs itself, declared for one request.
-
-    The server also checks that `parameters` is a valid JSON Schema (service/schemas.py).
-    """
+    """A tool the client runs itself, declared for one request."""
 
     name: ToolName
     description: Annotated[str, StringConstraints(max_length=4_000)] = ""
     category: Literal["search", "reading", "writing", "execution"] = "execution"
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, max_length=MAX_ARGS)
+    """The manifest section the tool is listed under."""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object"},
+        max_length=MAX_ARGS,
+        json_schema_extra={
+            "default": {"type": "object"},
+            "required": ["type"],
+            "properties": {"type": {"const": "object"}},
+        },
+    )
+    """A valid JSON Schema (2020-12) of the arguments, with "type" "object"."""
 
     @field_validator("parameters")
     @classmethod
@@ -66,36 +100,53 @@ class ActionDetails(StrictModel):
 
     tool_name: Annotated[str, StringConstraints(max_length=64)]
     tool_args: dict[str, Any] = Field(max_length=MAX_ARGS)
+    """Keyword arguments, checked against the tool's JSON Schema."""
     raw_action_string: HistoryText
+    """The action as the model wrote it, e.g. `Action: read_file(file_path="src/app.py")`."""
     executor: Executor = "server"
+    """`server`: call POST /api/agent/execute_action. `client`: a tool from `client_tools`; the
+    client runs it and makes the observation itself.
+    """
     # Left out of the JSON when false, so steps recorded before write tools existed compare equal.
     requires_approval: bool = Field(False, exclude_if=lambda value: not value)
+    """true for a server write tool (create_file, edit_file, replace_in_file, edit_lines):
+    execute_action first answers with a preview that the user must approve before the same
+    call, with its `approval_token`, writes (see execute_action). Left out when false.
+    """
 
 
 class CompletedStep(StrictModel):
-    """A history item: a step whose action ran, with what it observed."""
+    """A step whose action ran, with what it observed."""
 
     thought: HistoryText = ""
+    """The step's `thought` from react_step."""
     action_details: ActionDetails
     observation: HistoryText
+    """The observation from execute_action, or the client tool's output."""
     is_error: bool = False
+    """Whether the tool failed; the model is told so."""
 
 
 class FormatErrorStep(StrictModel):
-    """A history item: a reply that could not be parsed, and the correction sent back."""
+    """A reply that could not be parsed, and the corrective message the server wrote."""
 
     raw_output: HistoryText
+    """The `raw_output` of the format_error response."""
     format_error: HistoryText
+    """The `format_error` of the format_error response."""
 
 
 class Turn(StrictModel):
-    """A history item: an earlier user question or final answer."""
+    """An earlier user question or final answer."""
 
     role: Literal["user", "assistant"]
     content: HistoryText
 
 
-HistoryItem = CompletedStep | FormatErrorStep | Turn
+HistoryItem = Annotated[
+    CompletedStep | FormatErrorStep | Turn,
+    Field(description="One conversation_history item; the required keys tell the kinds apart."),
+]
 
 
 class ReactStepRequest(StrictModel):
@@ -104,46 +155,152 @@ class ReactStepRequest(StrictModel):
     project_id: ProjectId
     session_id: SessionId
     user_query: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
-    conversation_history: list[HistoryItem] = Field(default_factory=list)
+    """The question being answered now."""
+    conversation_history: list[HistoryItem] = Field([])
+    """The steps so far, oldest first, exactly as the endpoints returned them. Each item is one of:
+
+    - `CompletedStep` `{thought, action_details, observation, is_error}`: `thought` and
+      `action_details` from the react_step response, `observation` and `is_error` from
+      execute_action (or from the client's own run of a `client` tool).
+    - `FormatErrorStep` `{raw_output, format_error}`: both from a react_step response whose status
+      was `format_error`.
+    - `Turn` `{role, content}`: an earlier user question (`user`) or final answer (`assistant`).
+
+    How the server renders it: every item up to and including the last `Turn`, then the current
+    `user_query`, then the items after the last `Turn` (this question's steps). So while one
+    question is being answered the client only appends steps; to ask another question it records
+    the finished one as Turns (`{role: user, content: <question>}`, optionally that question's
+    steps, `{role: assistant, content: <final_answer>}`) and sends the new question as `user_query`.
+    At most 200 items; more is a 422.
+    """
     available_tools_prompt_segment: Annotated[str, StringConstraints(max_length=50_000)] | None = None
-    client_tools: list[ClientTool] = Field(default_factory=list, max_length=50)
+    """The tool manifest text to show the model instead of the server's own (seeds/001). When
+    absent or null the server renders its tools plus `client_tools` (see GET /api/agent/tools).
+    """
+    client_tools: list[ClientTool] = Field([], max_length=50)
+    """Tools the client runs itself, for this request only. A proposed call of one has
+    `executor: client`. A name equal to a server tool's is a 422.
+    """
     llm_config: LLMConfig = Field(default_factory=LLMConfig)
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
     max_iterations_left: Integer = Field(10, ge=0, le=1_000)
+    """Steps the client still allows. 0: no LLM call, status `max_iterations_reached`. 1: the
+    prompt tells the model this is its last step and to give a Final Answer.
+    """
     stream: bool = False
+    """Answer as Server-Sent Events (`text/event-stream`): thought deltas, then one `result` or
+    `error` event. See the operation's description.
+    """
     include_project_overview: bool = False
+    """Add the project overview built at index time to the system prompt, cut at a whole line to
+    8,000 characters (a `notes` entry says when it was cut). A
+    project not indexed yet gets a sentence saying no overview is available; that is not an error.
+    """
 
 
-class Usage(BaseModel):
-    """Token counts the provider reported."""
+class Usage(WireModel):
+    """Token counts the provider reported (0 when it reported none)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     cached_tokens: int = 0
+    """Prompt tokens the provider served from its prompt cache."""
 
 
-class Timing(BaseModel):
+class Timing(WireModel):
     """Where the step's time went, in milliseconds."""
 
     llm_ms: float = 0.0
+    """The LLM call, retries and their waits included."""
     total_ms: float = 0.0
     retries: int = 0
+    """LLM attempts retried after a 429, a 5xx or a timeout."""
 
 
-class ReactStepResponse(BaseModel):
-    """One reasoning step's outcome."""
+def _required_by_status(status: str, *keys: str, **more: Any) -> dict[str, Any]:
+    return {"if": {"properties": {"status": {"const": status}}}, "then": {"required": list(keys), **more}}
+
+
+def _response_schema(schema: dict[str, Any]) -> None:
+    """The keys each status brings (a key left out is never null)."""
+    nulls_left_out(schema)
+    left_out = ["action_details", "final_answer", "raw_output", "format_error", "model", "tool_calling"]
+    schema["allOf"] = [
+        _required_by_status("action_proposed", "action_details", "raw_output", "model"),
+        _required_by_status("final_answer", "final_answer", "raw_output", "model"),
+        _required_by_status("format_error", "raw_output", "format_error", "model"),
+        _required_by_status("truncated_output", "raw_output", "format_error", "model", "notes"),
+        _required_by_status(
+            "loop_detected",
+            "raw_output",
+            "model",
+            "notes",
+            oneOf=[{"required": ["action_details"]}, {"required": ["format_error"]}],
+        ),
+        {
+            "if": {"properties": {"status": {"const": "max_iterations_reached"}}},
+            "then": {"not": {"anyOf": [{"required": [key]} for key in left_out]}},
+        },
+    ]
+
+
+class ReactStepResponse(WireModel):
+    """One step's outcome. Keys whose value would be null are left out; `thought`, `usage` and
+    `timing` are always present.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_response_schema)
 
     session_id: str
+    """The request's session_id."""
     status: Status
+    """- `action_proposed`: run `action_details` (see `executor`), append a CompletedStep, step
+      again.
+    - `final_answer`: `final_answer` answers the question; the loop ends.
+    - `format_error`: the reply could not be parsed; append `{raw_output, format_error}` as
+      a FormatErrorStep and step again.
+    - `max_iterations_reached`: the request had `max_iterations_left: 0`; the LLM was not
+      called and the loop ends without an answer.
+    - `truncated_output`: the reply reached `max_tokens` before its action or answer was
+      complete; `thought` is the partial thought. Append `{raw_output, format_error}` as a
+      FormatErrorStep and step again (perhaps with a larger `llm_config.max_tokens`).
+    - `loop_detected`: the model proposed again an action the history shows run
+      3 times with the same observation, after the prompt warned it;
+      `action_details` is that action, not to be run. Or the model sent again a reply the
+      history shows refused 3 times with the same `format_error`; that
+      message is repeated and there is no `action_details`. The loop ends without an answer.
+    """
     thought: str = ""
+    """The model's reasoning before its action or answer ('' if none)."""
     action_details: ActionDetails | None = None
     final_answer: str | None = None
+    """Present when status is final_answer."""
     raw_output: str | None = None
+    """The model's reply as received; present when the LLM was called."""
     format_error: str | None = None
+    """Present when status is format_error or truncated_output: the corrective message the
+    model reads next (and with loop_detected when the repeated reply was unusable).
+    """
     model: str | None = None
+    """The litellm model that answered; present when the LLM was called."""
     tool_calling: Literal["text", "native"] | None = None
+    """How the tools were offered (`auto` resolved); present when the LLM was called."""
     usage: Usage = Field(default_factory=Usage)
     timing: Timing = Field(default_factory=Timing)
     notes: list[str] | None = None
+    """What the server did to the prompt or reply beyond the plain step: observations cut or
+    elided to fit, stop sequences dropped, extra tool calls ignored, truncation, a loop.
+    Absent when there is nothing to say.
+    """
     prompt: list[dict[str, Any]] | None = None
+    """The messages sent to the model (in native mode with `tool_calls` and `tool` messages);
+    present only when the server runs with REACTSTEP_DEBUG_PROMPT=true.
+    """
+
+
+class ThoughtEvent(StrictModel):
+    """The data of a `thought` event in a react_step stream."""
+
+    delta: Annotated[str, StringConstraints(min_length=1)]
+    """The next piece of the thought; the pieces, joined, are the thought so far."""

@@ -11,6 +11,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from reactstep.contract.indexing import IndexRequest
+from reactstep.contract.sync import SyncRequest
 from reactstep.service.errors import ServiceError, ValidationFailed, error_body
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
@@ -20,9 +22,9 @@ from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
 from reactstep.service.workspace.files import Preconditions, delete_file, get_file, put_file
-from reactstep.service.workspace.indexing import IndexRequest, describe_resuming, run_index, start_index_job
+from reactstep.service.workspace.indexing import describe_resuming, run_index, start_index_job
 from reactstep.service.workspace.projects import create_project, delete_project, describe_project
-from reactstep.service.workspace.sync import SyncRequest, list_changes, run_sync
+from reactstep.service.workspace.sync import list_changes, run_sync
 from reactstep.service.workspace.versions import collect, read_version
 from reactstep.tools.index.progress import IndexProgress
 

@@ -19,8 +19,7 @@ import base64
 import hashlib
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
+from reactstep.contract.projects import StoredFile
 from reactstep.service.errors import Conflict, DigestMismatch, FileNotFound, PreconditionFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
@@ -44,18 +43,6 @@ class Preconditions:
     if_none_match: str | None = None  # "*": the file must not exist yet
     base_version: int | None = None  # the client's last sync: refuse to overwrite a tool's later write
     digests: tuple[tuple[str, bytes], ...] = ()  # (hashlib name, digest) the body must have
-
-
-class StoredFile(BaseModel):
-    """What a PUT or DELETE of one file did."""
-
-    path: str
-    size: int
-    etag: str | None
-    sha256: str | None
-    version: int
-    changed: bool
-    index_state: str | None = None  # after the change: "ready" when search has it (reindexing.py)
 
 
 @dataclass(frozen=True)

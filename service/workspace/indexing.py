@@ -20,14 +20,13 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from reactstep.contract.common import EmbeddingModelConfig, StrictModel, UserApiKeys
+from reactstep.contract.indexing import IndexRequest, IndexResponse
+from reactstep.contract.projects import ProjectReport
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
-from reactstep.service.workspace.projects import ProjectReport, describe_project, require_project
+from reactstep.service.workspace.projects import describe_project, require_project
 from reactstep.tools.index.incremental import index_changes
 from reactstep.tools.index.indexer import IndexReport, index_project
 from reactstep.tools.index.progress import IndexProgress, Progress
@@ -43,50 +42,6 @@ INCREMENTAL_MAX_CHANGES = 5_000
 logger = logging.getLogger("reactstep.index")
 _running: Counter[str] = Counter()  # jobs this process runs, by project: never judged abandoned here
 _running_lock = threading.Lock()
-
-
-class IndexRequest(StrictModel):
-    """POST /api/projects/{project_id}/index (the body may be empty)."""
-
-    embedding_model_config: EmbeddingModelConfig | None = None
-    user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
-    background: bool = False  # answer 202 at once; GET /api/projects/{id} shows the job
-    stream: bool = False  # answer Server-Sent Events: progress, then the result
-    full: bool = False  # re-check every file, not only those the journal names since the last run
-
-
-class IndexResponse(BaseModel):
-    """What one indexing run did."""
-
-    project_id: str
-    collection: str
-    files: int
-    chunks: int
-    embedded: int
-    reused: int
-    removed: int
-    skipped: int
-    noise: dict[str, int] = {}  # files left out of search as vendored, generated, minified or data
-    parsed: int
-    symbols: int
-    seconds: float
-    indexed_version: int = 0
-    incremental: bool = False  # only the files changed since the last run were looked at
-
-    def summary(self) -> str:
-        """The one line `reactstep index` always prints."""
-        what = f"re-indexed {self.files} changed files" if self.incremental else f"indexed {self.files} files"
-        return (
-            f"{what}: {self.chunks} chunks, {self.embedded} embedded, "
-            f"{self.reused} reused, {self.removed} removed, {self.skipped} skipped{self._noise_summary()}; "
-            f"{self.parsed} parsed for {self.symbols} symbols in {self.seconds:.1f}s"
-        )
-
-    def _noise_summary(self) -> str:
-        if not self.noise:
-            return ""
-        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(self.noise.items()))
-        return f", {sum(self.noise.values())} left out of search as noise ({kinds})"
 
 
 def run_index(

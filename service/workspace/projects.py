@@ -8,8 +8,7 @@ any index job at work; the files, the search index and the symbol index sit besi
 import contextlib
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from reactstep.contract.projects import ProjectReport
 from reactstep.service.errors import InvalidPath, UnknownProject
 from reactstep.service.runtime import Runtime
 from reactstep.service.worker_threads import on_worker
@@ -17,20 +16,6 @@ from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.tools.errors import ProjectNotFound, UnsafePath
 from reactstep.tools.projects.journal import ProjectHead
 from reactstep.tools.ranking.retrieval import collection_name
-
-
-class ProjectReport(BaseModel):
-    """GET /api/projects/{project_id}: what the project holds and how current its index is."""
-
-    project_id: str
-    files: int
-    bytes: int
-    chunks: int
-    version: int
-    indexed_version: int
-    index_state: str
-    indexing: dict[str, object] | None = None
-    created: float  # this incarnation's birth: a project deleted and created again has another one
 
 
 def require_project(project_id: str, runtime: Runtime) -> ProjectHead:

@@ -13,84 +13,20 @@ the earliest conflict, so that following the answer keeps reporting each conflic
 resolved, and never turns it into an upload.
 """
 
-from typing import Annotated
-
-from pydantic import BaseModel, Field, StringConstraints
-
-from reactstep.contract.common import EmbeddingModelConfig, Integer, StrictModel, UserApiKeys
+from reactstep.contract.indexing import IndexRequest
+from reactstep.contract.projects import ChangeItem, ChangesResponse
+from reactstep.contract.sync import SyncConflict, SyncRequest, SyncResponse
 from reactstep.service.errors import Conflict, NameCollision, ValidationFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.failures import translated_backend_errors
-from reactstep.service.workspace.indexing import IndexRequest, IndexResponse, run_index
+from reactstep.service.workspace.indexing import run_index
 from reactstep.service.workspace.projects import require_project, valid_path
 from reactstep.service.workspace.versions import base_sha256, version_url
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.paths import normalize_path, twins
-
-Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-
-
-class SyncRequest(StrictModel):
-    """POST /api/projects/{project_id}/sync: the client's whole workspace as path -> sha256."""
-
-    files: dict[str, Sha256]
-    base_version: Integer | None = Field(None, ge=0)
-    apply_deletes: bool = False
-    index: bool = False
-    embedding_model_config: EmbeddingModelConfig | None = None
-    user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
-
-
-class SyncConflict(BaseModel):
-    """A tool's change after the client's base_version that the path still holds, where the client
-    holds other bytes: what a plugin needs to merge, and the ETag that overrides it on purpose."""
-
-    path: str
-    version: int  # the tool's change
-    sha256: str | None  # the server's bytes now (None: the tool deleted the path)
-    etag: str | None  # their ETag: If-Match for a deliberate override (None: If-None-Match: *)
-    base_sha256: str | None = None  # the path's bytes at the client's base_version, when known
-
-
-class SyncResponse(BaseModel):
-    """What the client must upload, what the server would delete (or did), and what to fetch first.
-
-    `head_version` is the project's version the plan was made at, read before the files and the
-    tool changes. `version` is the client's next base_version: head_version when nothing
-    conflicts (every tool write up to it was compared with the manifest; a write after it, even
-    one racing this sync, is a conflict next time; this sync's own deletes come after it as
-    changes of origin "sync"), else one before the earliest conflict's version, so that the next
-    sync reports the same conflicts until the client fetches or overrides them.
-    """
-
-    version: int
-    head_version: int
-    upload: list[str]
-    etags: dict[str, str | None]  # per upload path: If-Match for the PUT (None: If-None-Match: *)
-    delete: list[str]
-    deleted: list[str]
-    conflicts: list[SyncConflict]
-    index: IndexResponse | None = None
-
-
-class ChangeItem(BaseModel):
-    """One entry of the change feed."""
-
-    version: int
-    path: str
-    sha256: str | None
-    origin: str
-    url: str | None = None  # GET it for the bytes this change wrote (None: a delete)
-
-
-class ChangesResponse(BaseModel):
-    """GET /api/projects/{project_id}/changes: the project's version and every change after `since`."""
-
-    version: int
-    changes: list[ChangeItem]
 
 
 def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncResponse:
