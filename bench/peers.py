@@ -2,6 +2,7 @@
 
     python bench/peers.py llm [DELAY_S]   an OpenAI-compatible chat server that always gives REPLY
     python bench/peers.py service         the service, configured from REACTSTEP_* variables
+    python bench/peers.py service_routed  the same, every route through Starlette's router (no direct.py)
     python bench/peers.py bare JSON_FILE  a bare Starlette app answering every POST with that JSON
     python bench/peers.py s3              an S3-speaking server (moto's) on loopback
     python bench/peers.py relay ARGS_FILE a bare Starlette app that, for every POST, reads the body
@@ -159,6 +160,21 @@ def serve_service() -> None:
     _serve(create_app(settings), own_logging=True)
 
 
+def serve_service_routed() -> None:
+    """Child: the service without http/direct.py's middleware, so every route goes through the router."""
+    from reactstep.service.http.app import create_app
+    from reactstep.service.http.direct import DirectRoutes
+    from reactstep.service.logs import configure_logging
+    from reactstep.service.settings import Settings
+
+    settings = Settings()
+    configure_logging(settings.log_level, settings.log_format)
+    app = create_app(settings)
+    # Starlette builds its middleware stack at the first request, from this list.
+    app.user_middleware = [entry for entry in app.user_middleware if entry.cls is not DirectRoutes]
+    _serve(app, own_logging=True)
+
+
 def serve_bare(answer_file: str) -> None:
     """Child: Starlette with one POST route that reads the body and answers the given JSON."""
     from starlette.applications import Starlette
@@ -250,6 +266,8 @@ if __name__ == "__main__":
         serve_llm(float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
     elif role == "service":
         serve_service()
+    elif role == "service_routed":
+        serve_service_routed()
     elif role == "bare":
         serve_bare(sys.argv[2])
     elif role == "s3":

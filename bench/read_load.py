@@ -1,16 +1,18 @@
 """read_file under load: the service next to a bare Starlette app, driven by wrk.
 
-Run: .venv/bin/python bench/read_load.py [--seconds 20] [--rounds 2] [--connections 16]
+Run: .venv/bin/python bench/read_load.py [--seconds 20] [--rounds 2] [--connections 16] [--peer bare]
 Needs wrk (Debian: apt-get install wrk).
 
 Both apps run as `reactstep serve` runs one (one uvicorn process, same flags) on 127.0.0.1:
     A  POST /api/agent/execute_action read_file, local store, dev mode
-    B  a bare Starlette app answering that POST with the same JSON
-wrk (one thread, `--connections` keep-alive connections) drives A, then B, `--rounds` times, each
-for `--seconds`. Printed: requests/s, latency percentiles and the server's CPU per request (what a
-shared machine moves least) of each run, the A/B throughput ratio of the medians (goal >= 0.5), the
-ratio of the median CPU per request (B/A), A's worst p99 (goal <= 15 ms) and A's peak RSS (goal <=
-250 MiB).
+    B  a bare Starlette app answering that POST with the same JSON (`--peer bare`), or the service with
+       the route answered through Starlette's router, not http/direct.py (`--peer routed`), or a
+       second service like A, on A's data (`--peer service`: a control, its A/B should be 1)
+wrk (one thread, `--connections` keep-alive connections) drives A and B `--rounds` times, each for
+`--seconds`, in turn (A B, B A, ...: drift in the machine's load hits both alike). Printed:
+requests/s, latency percentiles and the server's CPU per request (what a shared machine moves least)
+of each run, the A/B throughput ratio of the medians (goal >= 0.5 against the bare app), the ratio of
+the median CPU per request (B/A), A's worst p99 (goal <= 15 ms) and A's peak RSS (goal <= 250 MiB).
 """
 
 import argparse
@@ -31,6 +33,8 @@ from read_file_latency import READ, SOURCE
 from stats import machine
 
 GOALS = {"throughput": 0.5, "p99_ms": 15.0, "rss_mib": 250.0}
+# B as a second service on A's data: through the router only, or A's twin (a control: A/B should be 1)
+PEER_ROLES = {"routed": "service_routed", "service": "service"}
 LUA = """wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = [[{body}]]
@@ -42,6 +46,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--peer", choices=("bare", "routed", "service"), default="bare")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
@@ -51,15 +56,20 @@ def main() -> None:
         (Path(data) / "answer.json").write_text(json.dumps(answer))
         script = Path(data) / "read.lua"
         script.write_text(LUA.format(body=json.dumps(READ)))
-        with child("bare", str(Path(data) / "answer.json")) as bare:
+        peer = (
+            child("bare", str(Path(data) / "answer.json"))
+            if args.peer == "bare"
+            else child(PEER_ROLES[args.peer], settings={"data_dir": data})
+        )
+        with peer as bare:
             _wrk(service, script, 2, args.connections)  # warm-up
             _wrk(bare, script, 2, args.connections)
             a_runs, b_runs = [], []
-            for _ in range(args.rounds):
-                a_runs.append(_wrk(service, script, args.seconds, args.connections))
-                b_runs.append(_wrk(bare, script, args.seconds, args.connections))
+            for n in range(args.rounds):
+                for target, runs in ((service, a_runs), (bare, b_runs))[:: -1 if n % 2 else 1]:
+                    runs.append(_wrk(target, script, args.seconds, args.connections))
         rss = service.peak_rss_mib()
-    _report(a_runs, b_runs, rss, args.connections)
+    _report(a_runs, b_runs, rss, args.connections, args.peer)
     print(load_average(), "after")
 
 
@@ -99,9 +109,11 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def _report(a_runs: list[dict[str, float]], b_runs: list[dict[str, float]], rss: float, clients: int) -> None:
-    print(f"\nwrk -t1 -c{clients}, {len(a_runs)} rounds of A then B")
-    for name, runs in (("A read_file", a_runs), ("B bare     ", b_runs)):
+def _report(
+    a_runs: list[dict[str, float]], b_runs: list[dict[str, float]], rss: float, clients: int, peer: str
+) -> None:
+    print(f"\nwrk -t1 -c{clients}, {len(a_runs)} rounds of A and B in turn (A B, B A, ...)")
+    for name, runs in (("A read_file", a_runs), (f"B {peer:<9}", b_runs)):
         for run in runs:
             print(
                 f"{name}: {run['rps']:,.0f} req/s, p50 {run['p50_ms']:.2f} ms, p99 {run['p99_ms']:.2f} ms, "
@@ -114,6 +126,14 @@ def _report(a_runs: list[dict[str, float]], b_runs: list[dict[str, float]], rss:
         f"A/B throughput = {ratio:.2f} (goal >= {GOALS['throughput']}: {_verdict(ratio, '>=', 'throughput')})"
     )
     print(f"B/A CPU per request = {cpu_b / cpu_a:.2f} (medians; A's CPU per request bounds its throughput)")
+    # A and B of one round ran back to back, so their ratio holds less of the machine's drift.
+    paired = sorted(a["rps"] / b["rps"] for a, b in zip(a_runs, b_runs, strict=True))
+    median = statistics.median(paired)
+    print(f"A/B throughput per round: median {median:.2f}, from {paired[0]:.2f} to {paired[-1]:.2f}")
+    cpu_paired = sorted(b["cpu_us"] / a["cpu_us"] for a, b in zip(a_runs, b_runs, strict=True))
+    median = statistics.median(cpu_paired)
+    low, high = cpu_paired[0], cpu_paired[-1]
+    print(f"B/A CPU per request per round: median {median:.2f}, from {low:.2f} to {high:.2f}")
     print(f"A worst p99 = {worst:.2f} ms (goal <= {GOALS['p99_ms']}: {_verdict(worst, '<=', 'p99_ms')})")
     print(f"A peak RSS = {rss:.0f} MiB (goal <= {GOALS['rss_mib']:.0f}: {_verdict(rss, '<=', 'rss_mib')})")
 
