@@ -13,6 +13,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 WORKDIR /src
 COPY pyproject.toml README.md openapi.yaml ./
 COPY client client
+COPY contract contract
 COPY service service
 COPY tools tools
 COPY prompts prompts
