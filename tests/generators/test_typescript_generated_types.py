@@ -33,6 +33,9 @@ def typed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     pinned node_modules; asserts the generator said nothing."""
     if NODE is None:
         pytest.skip("node is not installed: the TypeScript generator check needs node 20 or later")
+    version = node("--version", cwd=TS).strip()
+    if int(version.lstrip("v").split(".")[0]) < 20:
+        pytest.skip(f"node {version} is older than 20, which the TypeScript generator check needs")
     modules = TS / "node_modules"
     assert (modules / ".package-lock.json").is_file(), f"no {modules}: run scripts/install (npm ci there)"
     work = tmp_path_factory.mktemp("typescript")
