@@ -1,0 +1,174 @@
+"""The client installs and runs without the server: importing it (and building the CLI) loads none of the
+server's heavy libraries, and a fresh venv holding only `pip install ./client` runs the command and the
+library against a real server on 127.0.0.1.
+
+The fresh venv is cached under .cache/client-venv/<hash of client/pyproject.toml and the Python version>,
+so only the first run downloads the client's dependencies from the package registry; each run installs the
+checkout's client code in it again (built from a copy, so the checkout gets no build files).
+"""
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "client-venv"
+HEAVY = (
+    "litellm",
+    "boto3",
+    "botocore",
+    "qdrant_client",
+    "qdrant_edge",
+    "onnxruntime",
+    "tree_sitter",
+    "starlette",
+    "uvicorn",
+)
+SEEN_HEAVY = f"""
+import sys
+heavy = {HEAVY!r}
+print(sorted(name for name in heavy if name in sys.modules))
+"""
+SEARCH = """
+import sys
+from reactstep.client import Client
+
+with Client(sys.argv[1]) as rs:
+    answer = rs.execute(
+        {"project_id": "demo", "session_id": "s", "tool_name": "code_search",
+         "tool_args": {"query": "shout a text in capitals"}}
+    )
+print(answer.observation)
+"""
+
+
+def dev_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        "import reactstep.client",
+        "import reactstep.client.cli",
+        "from reactstep.client.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+    ],
+)
+def test_the_client_loads_none_of_the_servers_libraries(load: str) -> None:
+    finished = dev_python(f"{load}\n{SEEN_HEAVY}")
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.splitlines()[-1] == "[]"
+
+
+def venv_key() -> str:
+    digest = hashlib.sha256((ROOT / "client" / "pyproject.toml").read_bytes())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()[:16]
+
+
+def client_source(into: Path) -> Path:
+    """A copy of client/ and contract/ (so no build leaves files in the checkout); the client's folder."""
+    ignored = shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
+    shutil.copytree(ROOT / "client", into / "client", ignore=ignored)
+    shutil.copytree(ROOT / "contract", into / "contract", ignore=ignored)
+    return into / "client"
+
+
+def run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command, run to the end; it must succeed."""
+    arguments = [str(part) for part in command]
+    finished = subprocess.run(arguments, env=env, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    return finished
+
+
+@pytest.fixture(scope="module")
+def client_venv() -> Path:
+    """A venv with only the client distribution, its code this checkout's."""
+    venv = CACHE / venv_key()
+    with tempfile.TemporaryDirectory() as scratch:
+        source = client_source(Path(scratch))
+        if not (venv / "ready").exists():
+            shutil.rmtree(venv, ignore_errors=True)
+            run(sys.executable, "-m", "venv", venv)
+            run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", source)  # from the registry
+            (venv / "ready").touch()
+        # the checkout's code, built in isolation (setuptools from the registry, cached by pip after once)
+        run(
+            venv / "bin" / "python",
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--force-reinstall",
+            source,
+        )
+    return venv
+
+
+def client_env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "REACTSTEP_DATA_DIR": str(tmp_path / "data")}
+
+
+def test_the_client_alone_installs_only_its_dependencies(client_venv: Path) -> None:
+    listed = run(client_venv / "bin" / "python", "-m", "pip", "list", "--format", "json").stdout
+    names = {entry["name"].lower().replace("_", "-") for entry in json.loads(listed)} - {"pip", "setuptools"}
+    assert names == {
+        "reactstep-client",
+        "httpx",
+        "httpx-sse",
+        "pydantic",
+        "pathspec",
+        # what those bring
+        "anyio",
+        "certifi",
+        "h11",
+        "httpcore",
+        "idna",
+        "pydantic-core",
+        "annotated-types",
+        "typing-extensions",
+        "typing-inspection",
+    }
+
+
+def test_the_client_alone_runs_against_a_real_server(client_venv: Path, url: str, tmp_path: Path) -> None:
+    reactstep = client_venv / "bin" / "reactstep"
+    env = client_env(tmp_path)
+    version = run(reactstep, "--version", env=env)
+    assert version.stdout == "reactstep-client 0.1.0\n"
+
+    serve = subprocess.run([reactstep, "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert (serve.returncode, serve.stdout, serve.stderr) == (
+        2,
+        "",
+        "error: serve needs the server package: pip install reactstep\n",
+    )
+    alone = subprocess.run(
+        [reactstep, "index", str(tmp_path), "--project", "demo"], env=env, capture_output=True, text=True
+    )
+    assert alone.returncode == 1
+    assert alone.stderr.endswith("a server in this process needs the server package: pip install reactstep\n")
+
+    folder = tmp_path / "repo"
+    (folder / "src" / "util").mkdir(parents=True)
+    (folder / "src" / "util" / "strings.py").write_text("def shout(text):\n    return text.upper()\n")
+    (folder / "src" / "app.py").write_text("def main():\n    return 42\n")
+    indexed = run(reactstep, "index", folder, "--project", "demo", "--server", url, env=env)
+    assert indexed.stderr.startswith(f"using the server at {url} (--server)\n")
+    assert "indexed 2 files" in indexed.stdout
+
+    (folder / "src" / "version.py").write_text("VERSION = 1\n")
+    synced = run(reactstep, "sync", folder, "--project", "demo", env={**env, "REACTSTEP_SERVER": url})
+    assert synced.stderr.startswith(f"using the server at {url} (REACTSTEP_SERVER)\n")
+    assert "uploaded 1 files" in synced.stdout
+
+    found = run(client_venv / "bin" / "python", "-c", SEARCH, url, env=env)
+    assert "src/util/strings.py" in found.stdout
