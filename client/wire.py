@@ -1,26 +1,45 @@
-"""The bodies the library reads, typed: reactstep.contract's models, and stand-ins of the library's
-own for the project routes and events until the contract holds them.
-
-The stand-ins keep fields this library does not know yet (`extra="allow"`), so a newer server's
-answer still parses.
+"""The bodies the library reads, typed: reactstep.contract's models under the names the library uses,
+and the events of a streamed step as the library hands them out.
 """
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteActionResponse
-from reactstep.contract.step import ActionDetails, ClientTool, LLMConfig, ReactStepRequest, ReactStepResponse
+from reactstep.contract.indexing import IndexProgress
+from reactstep.contract.indexing import IndexResponse as IndexResult
+from reactstep.contract.projects import ChangeItem, ProjectReport, StoredFile
+from reactstep.contract.projects import ChangesResponse as Changes
+from reactstep.contract.step import (
+    ActionDetails,
+    ClientTool,
+    LLMConfig,
+    ReactStepRequest,
+    ReactStepResponse,
+    ThoughtEvent,
+)
+from reactstep.contract.sync import SyncConflict
+from reactstep.contract.sync import SyncResponse as SyncPlan
 
 __all__ = [
     "ActionDetails",
     "Approval",
+    "ChangeItem",
+    "Changes",
     "ClientTool",
     "ExecuteActionRequest",
     "ExecuteActionResponse",
+    "IndexProgress",
+    "IndexResult",
     "LLMConfig",
+    "ProjectReport",
     "ReactStepRequest",
     "ReactStepResponse",
+    "StoredFile",
+    "SyncConflict",
+    "SyncPlan",
+    "ThoughtEvent",
 ]
 
 
@@ -29,105 +48,14 @@ def wire_of(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_unset=True)
 
 
-class Answer(BaseModel):
-    """A body the server sends: known fields typed, unknown ones kept."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class ProjectReport(Answer):
-    """GET or PUT /api/projects/{id}."""
-
-    project_id: str
-    files: int
-    version: int
-    created: float
-    index_state: str | None = None
-
-
-class StoredFile(Answer):
-    """PUT /api/projects/{id}/files/{path}."""
-
-    path: str
-    version: int
-    etag: str | None = None
-    sha256: str | None = None
-    changed: bool = True
-
-
-class SyncConflict(Answer):
-    """A path a tool wrote after the client's base version, where the client holds other bytes."""
-
-    path: str
-    version: int
-    sha256: str | None = None
-    etag: str | None = None
-
-
-class SyncPlan(Answer):
-    """POST /api/projects/{id}/sync."""
-
-    version: int
-    head_version: int = 0
-    upload: list[str] = Field(default_factory=list)
-    etags: dict[str, str | None] = Field(default_factory=dict)
-    delete: list[str] = Field(default_factory=list)
-    deleted: list[str] = Field(default_factory=list)
-    conflicts: list[SyncConflict] = Field(default_factory=list)
-
-
-class ChangeItem(Answer):
-    """One entry of the project's change journal."""
-
-    version: int
-    path: str
-    sha256: str | None
-    origin: str
-
-
-class Changes(Answer):
-    """GET /api/projects/{id}/changes, every page followed."""
-
-    version: int
-    changes: list[ChangeItem]
-
-
-class IndexResult(Answer):
-    """POST /api/projects/{id}/index (or its stream's `result` event)."""
-
-    project_id: str
-    files: int = 0
-    chunks: int = 0
-    embedded: int = 0
-
-
-class ThoughtEvent(Answer):
-    """`thought`: a piece of the step's thought as the model writes it."""
-
-    event: Literal["thought"] = "thought"
-    delta: str
-
-
-class IndexProgress(Answer):
-    """`progress`: how far an index run is."""
-
-    event: Literal["progress"] = "progress"
-    phase: str
-    files_done: int = 0
-    files_total: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
-    path: str = ""
-
-
-class StepResult(Answer):
+class StepResult(BaseModel):
     """`result`: the step's answer, the stream's last event."""
 
     event: Literal["result"] = "result"
     response: ReactStepResponse
 
 
-class OtherEvent(Answer):
+class OtherEvent(BaseModel):
     """An event this library does not know yet, kept as it came."""
 
     event: str

@@ -30,8 +30,17 @@ from reactstep.client.wire import StepResult, ThoughtEvent
 from tests.served import free_port
 
 Answer = tuple[int, dict[str, str], bytes]
-PROJECT = {"project_id": "demo", "files": 0, "version": 3, "created": 1.5}
-STORED = {"path": "a.py", "version": 4, "etag": "e4", "sha256": "0" * 64, "changed": True}
+PROJECT = {
+    "project_id": "demo",
+    "files": 0,
+    "bytes": 0,
+    "chunks": 0,
+    "version": 3,
+    "indexed_version": 0,
+    "index_state": "stale",
+    "created": 1.5,
+}
+STORED = {"path": "a.py", "size": 6, "version": 4, "etag": "e4", "sha256": "0" * 64, "changed": True}
 OBSERVED = {
     "session_id": "s",
     "tool_name": "read_file",
