@@ -135,7 +135,10 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
     assert generated.module("api.operations.openapi_spec").sync(client=anonymous) == SPEC.read_text()
 
     project = "py-generated"
-    created = generated.module("api.projects.create_project").sync(project, client=client)
+    create_project = generated.module("api.projects.create_project")
+    refused = create_project.sync(project, client=anonymous)  # no key: a declared answer, parsed
+    assert (type(refused), refused.error.code) == (models.ErrorBody, "unauthorized")
+    created = create_project.sync(project, client=client)
     assert created.to_dict()["bytes"] == created.bytes_ == 0  # Python's name; the wire's is `bytes`
     sync_project = generated.module("api.projects.sync_project")
     manifest = models.SyncRequestFiles.from_dict({path: sha256(data) for path, data in WORKSPACE.items()})

@@ -64,6 +64,7 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
     report = json.loads(node("flow.mjs", str(workspace), "ts-plugin", QUERY, cwd=typed, env=env))
     assert report == {
         "readiness": {"status": "ready", "checks": {"storage": "ok", "llm": "ok"}},
+        "without_key": [401, "unauthorized"],
         "spec": SPEC.read_text(),
         "uploaded": sorted(WORKSPACE),
         "index_events": ["progress", "result"],

@@ -88,6 +88,9 @@ async function execute(tool_name, tool_args, approval_token) {
 
 const readiness = await settledReadiness();
 const spec = await api.GET("/openapi.yaml", { parseAs: "text" });
+/** @type {import("openapi-fetch").Client<paths>} */
+const withoutKey = createClient({ baseUrl: process.env.REACTSTEP_SERVER });
+const keyless = await withoutKey.PUT("/api/projects/{project_id}", { params: { path: { project_id: project } } });
 const created = await api.PUT("/api/projects/{project_id}", { params: { path: { project_id: project } } });
 if (created.data === undefined) fail("create", created);
 
@@ -148,6 +151,7 @@ const after = await api.GET("/api/projects/{project_id}/files/{path}", {
 console.log(
   JSON.stringify({
     readiness,
+    without_key: [keyless.response.status, keyless.error?.error.code],
     spec: spec.data,
     uploaded: [...upload].sort(),
     index_events: indexEvents,
