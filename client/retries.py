@@ -7,10 +7,12 @@ what the server may already have done:
     429, or 503 `overloaded` (the server's admission
         control answers before any handler runs)            ─► retry, any request
     503 with another code (llm_unavailable, storage_unavailable, vector_store_unavailable, ...)
-        SAFE request (GET, PUT of a project, DELETE, POST sync / index / react_step)
+        SAFE request (GET, PUT of a project, DELETE, POST sync / index / react_step, and
+        execute_action without an approval_token: a server tool writes only with one)
                                                              ─► retry
-        WRITE request (PUT of a file with If-Match / If-None-Match, POST execute_action): the
-        handler ran and may have written before the failure  ─► no retry: the error is raised
+        WRITE request (PUT of a file, with If-Match / If-None-Match or none; execute_action with
+        an approval_token): the handler ran and may have written before the failure
+                                                             ─► no retry: the error is raised
     anything else, or a connection that broke after the request went out ─► no retry
 
 The wait is the answer's Retry-After (seconds, or an HTTP date) when it has one, else exponential

@@ -129,6 +129,7 @@ def _method(client: Any, route: str) -> Any:
 MODES = ["sync", "async"]
 UPLOAD = ("projects.upload", "demo", "a.py", b"x = 1\n", "e3")
 EXECUTE = ("execute", {"project_id": "demo", "session_id": "s", "tool_name": "read_file", "tool_args": {}})
+APPROVED = ("execute", {**EXECUTE[1], "tool_name": "replace_in_file", "approval_token": "t0k3n"})
 STEP_CALL = ("step", {"project_id": "demo", "session_id": "s", "user_query": "q"})
 # (route and args, the server's answers, requests expected, the error expected or None)
 CASES: dict[str, tuple[tuple[Any, ...], list[Answer], int, type[ApiError] | None]] = {
@@ -150,18 +151,30 @@ CASES: dict[str, tuple[tuple[Any, ...], list[Answer], int, type[ApiError] | None
         2,
         None,
     ),
-    "a write after 429 is sent again": (EXECUTE, [failed(429, "rate_limited"), ok(OBSERVED)], 2, None),
+    "a write after 429 is sent again": (APPROVED, [failed(429, "rate_limited"), ok(OBSERVED)], 2, None),
     "a write that may have happened (503 storage_unavailable) is not sent again": (
         UPLOAD,
         [failed(503, "storage_unavailable"), ok(STORED)],
         1,
         Unavailable,
     ),
-    "an execute_action the server began is not sent again": (
+    "an execute_action without approval_token (nothing it can write) is sent again": (
         EXECUTE,
         [failed(503, "vector_store_unavailable"), ok(OBSERVED)],
+        2,
+        None,
+    ),
+    "an approved write the server began is not sent again": (
+        APPROVED,
+        [failed(503, "storage_unavailable"), ok(OBSERVED)],
         1,
         Unavailable,
+    ),
+    "an approved write refused by admission is sent again": (
+        APPROVED,
+        [failed(503, "overloaded"), ok(OBSERVED)],
+        2,
+        None,
     ),
     "at most `attempts` sends": (("projects.get", "demo"), [failed(503, "overloaded")], 4, Unavailable),
     "429 to the end: RateLimited": (STEP_CALL, [failed(429, "rate_limited")], 4, RateLimited),
