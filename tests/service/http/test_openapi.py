@@ -75,11 +75,6 @@ def errors_of(pointer: str, instance: Any) -> list[str]:
     ]
 
 
-def component(name: str) -> dict[str, Any]:
-    schema: dict[str, Any] = load_spec()["components"]["schemas"][name]
-    return schema
-
-
 def spec_path(path: str, paths: dict[str, Any]) -> str:
     """The spec's path template a concrete path matches ('/api/projects/demo/index' -> '{project_id}')."""
     path = path.split("?", 1)[0]
