@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from reactstep.client import operations
 from reactstep.client.calls import Op
-from reactstep.client.errors import ApiError, ClientError, api_error
+from reactstep.client.errors import BadResponse, ClientError
 from reactstep.client.wire import ActionDetails, ExecuteActionResponse, ReactStepResponse, wire_of
 
 Listener = Callable[[str, dict[str, Any], dict[str, Any]], Any]
@@ -30,7 +30,6 @@ ToolRunner = Callable[[str, dict[str, Any]], Any]
 REJECTED = "The user rejected this change; nothing was written."
 ENDING_STATUSES = ("final_answer", "max_iterations_reached", "loop_detected")
 RETRY_STATUSES = ("format_error", "truncated_output")
-__all__ = ["ApiError", "ClientError", "api_error"]  # their older home; errors.py holds them
 
 
 class ApprovalRequest(BaseModel):
@@ -95,9 +94,11 @@ def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
         yield from _heard(local, "react_step", request, wire_of(reply))
         if reply.status in ENDING_STATUSES:
             return RunResult(reply.status, reply.final_answer, step + 1, history)
-        if reply.status in RETRY_STATUSES or reply.action_details is None:
+        if reply.status in RETRY_STATUSES:
             history.append({"raw_output": reply.raw_output or "", "format_error": reply.format_error or ""})
             continue
+        if reply.action_details is None:
+            raise BadResponse(f"a {reply.status} step without action_details")
         history.append((yield from _run_action(question, reply, reply.action_details, local)))
     return RunResult("max_iterations_reached", None, question.max_iterations + 1, history)
 
