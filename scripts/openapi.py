@@ -72,14 +72,15 @@ MODELS: list[type[BaseModel]] = [
     errors.ValidationErrorDetail,
     errors.FieldError,
 ]
-# The keys of a schema object in the order a reader wants them; the rest follow in pydantic's order.
+# Bounds pydantic leaves under its own names when it cannot place them (see _ordered).
 BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+# The keys of a schema object in the order a reader wants them; the rest follow in pydantic's order.
 KEY_ORDER = ("$ref", "type", "const", "enum", "description", "additionalProperties", "required", "properties")
 
 
 class OpenAPISchema(GenerateJsonSchema):
-    """JSON Schema as OpenAPI 3.1 components: no generated titles, `type: [x, 'null']` for a nullable
-    value."""
+    """JSON Schema as OpenAPI 3.1 components: no generated titles; `type: [x, 'null']` for a nullable
+    value and `type: [x, y]` for a union of plain types; refs where openapi.yaml keeps its components."""
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
