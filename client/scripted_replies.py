@@ -32,7 +32,7 @@ class Reply:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = ""  # "" means "tool_calls" when there are tool calls, else "stop"
-    cached_tokens: int = 0
+    cached_tokens: int | None = 0  # None: the usage names no cached tokens (llama.cpp's servers)
     delay_s: float = 0.0  # wait this long before answering (a slow provider)
     chunk_chars: int = 8  # streaming: characters of content per chunk
     chunk_delay_s: float = 0.0  # streaming: pause before each chunk
@@ -86,12 +86,14 @@ def usage_body(reply: Reply, prompt_chars: int) -> dict[str, Any]:
     """Token counts as characters / 4, deterministically."""
     completion_chars = len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
     prompt_tokens, completion_tokens = prompt_chars // 4, completion_chars // 4
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
     }
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    return usage
 
 
 def completion_body(model: str, reply: Reply, prompt_chars: int) -> dict[str, Any]:

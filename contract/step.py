@@ -2,7 +2,14 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+)
 
 from reactstep.contract.common import (
     MAX_ARGS,
@@ -204,8 +211,16 @@ class Usage(WireModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
-    cached_tokens: int = 0
-    """Prompt tokens the provider served from its prompt cache."""
+    cached_tokens: int | None = None
+    """Prompt tokens the provider served from its prompt cache; null when the provider does not say
+    (llama.cpp's servers reuse a prompt's prefix and report none), never a 0 it did not report."""
+
+    @model_serializer(mode="wrap")
+    def _unknown_stays_null(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """cached_tokens is written even where a body leaves out what is None: null means unknown."""
+        data: dict[str, Any] = handler(self)
+        data.setdefault("cached_tokens", self.cached_tokens)
+        return data
 
 
 class Timing(WireModel):

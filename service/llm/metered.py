@@ -53,7 +53,8 @@ class MeteredGateway:
 
     def _reply(self, provider: str, reply: LLMReply) -> None:
         usage = reply.usage
-        self.metrics.llm_tokens(provider, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
+        cached = usage.cached_tokens or 0  # the counter adds what providers say they cached
+        self.metrics.llm_tokens(provider, usage.prompt_tokens, usage.completion_tokens, cached)
         request_context.note(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,

@@ -45,12 +45,15 @@ def _with_reasoning(text: str, reasoning: Any) -> str:
 
 
 def usage_from(raw: Any) -> Usage:
-    """Token counts, with the cached prompt tokens under either name providers give them."""
+    """Token counts, with the cached prompt tokens under either name providers give them (None when the
+    provider gives neither: unknown, not 0)."""
     details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
+    cached = getattr(details, "cached_tokens", None)
+    if cached is None:
+        cached = getattr(raw, "cache_read_input_tokens", None)
     return Usage(
         prompt_tokens=getattr(raw, "prompt_tokens", 0) or 0,
         completion_tokens=getattr(raw, "completion_tokens", 0) or 0,
         total_tokens=getattr(raw, "total_tokens", 0) or 0,
-        cached_tokens=cached or 0,
+        cached_tokens=cached if isinstance(cached, int) else None,
     )

@@ -2,7 +2,7 @@
 
 system.j2 (instructions + manifest.j2 or the client's segment; project_overview.j2 when asked; notices)
     | system_native.j2 (native mode)
-earlier turns ... user_query.j2 ... then each step of this question:
+earlier turns ... user_query.j2 ... then each step of this question ... final_step.j2 on the last step:
     text:   assistant "Thought: ...\nAction: ..."            ->  user observation.j2
     native: assistant thought + tool_calls [call_<index>]  ->  tool tool_result.j2
     both:   assistant <raw output>                          ->  user format_error.j2
@@ -160,21 +160,27 @@ def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[
     messages.append({"role": "user", "content": render("user_query", user_query=parts.user_query)})
     for index, item in enumerate(history[split:], start=split):
         messages.extend(_history_messages(item, index, parts.native))
+    if parts.final_step:
+        _close_with_final_step(messages)
     return messages
+
+
+def _close_with_final_step(messages: list[Message]) -> None:
+    """The last step's notice goes last, so the prompt up to it is the one the model server evaluated
+    (and may have cached) the step before. It joins a closing user message, or follows a tool result as
+    one of its own: two user messages in a row break chat templates that want the roles to alternate."""
+    notice = render("final_step")
+    last = messages[-1]
+    if last["role"] == "user":
+        messages[-1] = {**last, "content": f"{last['content']}\n\n{notice}"}
+    else:
+        messages.append({"role": "user", "content": notice})
 
 
 def _system(parts: PromptParts) -> str:
     if parts.native:
-        return render(
-            "system_native", final_step=parts.final_step, notices=parts.notices, overview=parts.overview
-        )
-    return render(
-        "system",
-        manifest=parts.manifest,
-        final_step=parts.final_step,
-        notices=parts.notices,
-        overview=parts.overview,
-    )
+        return render("system_native", notices=parts.notices, overview=parts.overview)
+    return render("system", manifest=parts.manifest, notices=parts.notices, overview=parts.overview)
 
 
 def _rendered_observation(template: str, observation: str, is_error: bool) -> str:

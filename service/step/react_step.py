@@ -83,7 +83,9 @@ def prepare_step(
     llm_request, facts = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
     mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, facts)
     if mode == "native":
-        llm_request = replace(llm_request, stop=(), tools=provider_tools(registry, request.client_tools))
+        # The last step offers no tools: the model can only answer (final_step.j2 says so last).
+        offered = () if request.max_iterations_left == 1 else provider_tools(registry, request.client_tools)
+        llm_request = replace(llm_request, stop=(), tools=offered)
     repeated = repeated_actions(request.conversation_history, settings.loop_repeats)
     warnings = loop_warnings(repeated)
     window = facts.context_window or settings.llm_default_context_window

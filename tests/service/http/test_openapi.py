@@ -520,7 +520,7 @@ CALLS: dict[str, Call] = {
             "session_id": "s1",
             "status": "max_iterations_reached",
             "thought": "",
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0},
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": None},
             "timing": {"llm_ms": 0.0, "total_ms": 0.0, "retries": 0},
         },
         llm_calls=0,

@@ -1,6 +1,7 @@
 """Provider faults over real HTTP: retried with backoff inside the deadline, then 502/503/504 with a code."""
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -97,6 +98,21 @@ def test_usage_reports_cached_tokens(
     body = make_client().post(REACT, json=step_body()).json()
     assert body["usage"]["cached_tokens"] == 7
     assert body["usage"]["completion_tokens"] == len(ANSWER) // 4
+
+
+@pytest.mark.parametrize(("said", "reported"), [(None, None), (0, 0)])
+def test_cached_tokens_are_unknown_when_the_provider_does_not_say(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    said: int | None,
+    reported: int | None,
+) -> None:
+    """null, not 0, when the usage names no cached tokens; a 0 the provider reports stays 0."""
+    llm_server.push(Reply(ANSWER, cached_tokens=said), Reply(ANSWER, cached_tokens=said))
+    client = make_client()
+    assert client.post(REACT, json=step_body()).json()["usage"]["cached_tokens"] == reported
+    events = client.post(REACT, json=step_body(stream=True)).text
+    assert f'"cached_tokens":{json.dumps(reported)}' in events.replace(" ", "")
 
 
 POLICY = RetryPolicy(max_retries=10, deadline_s=60.0, base_delay_s=1.0, max_delay_s=8.0)

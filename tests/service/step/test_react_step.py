@@ -116,9 +116,44 @@ def test_last_iteration_asks_for_a_final_answer(
     client = make_client()
     client.post("/api/agent/react_step", json=step_body(max_iterations_left=1))
     client.post("/api/agent/react_step", json=step_body(max_iterations_left=2))
-    last, earlier = (request["messages"][0]["content"] for request in llm_server.requests)
-    assert "This is your last step" in last
-    assert "This is your last step" not in earlier
+    last, earlier = (request["messages"] for request in llm_server.requests)
+    # The notice closes the prompt: everything before it is the previous step's prompt, cached or not.
+    assert last[:-1] == earlier[:-1]
+    assert last[-1]["role"] == "user"
+    assert last[-1]["content"] == (
+        f"{earlier[-1]['content']}\n\nThis is your last step: you cannot use another tool. "
+        "Reply now with a Final Answer based on what you have found so far."
+    )
+    assert all("This is your last step" not in message["content"] for message in earlier)
+
+
+def test_the_last_native_step_offers_no_tools_and_ends_with_the_notice(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push("Final Answer: 42", "Final Answer: 42")
+    client = make_client()
+    native = {"tool_calling": "native"}
+    history = [HISTORY[2]]  # a call and its result: the prompt ends with a tool message
+    client.post(
+        "/api/agent/react_step",
+        json=step_body(max_iterations_left=2, llm_config=native, conversation_history=history),
+    )
+    client.post(
+        "/api/agent/react_step",
+        json=step_body(max_iterations_left=1, llm_config=native, conversation_history=history),
+    )
+    earlier, last = llm_server.requests
+    assert len(earlier["tools"]) == 12
+    assert earlier["tool_choice"] == "auto"
+    assert "tools" not in last
+    assert "tool_choice" not in last
+    assert last["messages"][:-1] == earlier["messages"]
+    assert earlier["messages"][-1]["role"] == "tool"
+    assert last["messages"][-1] == {
+        "role": "user",
+        "content": "This is your last step: you cannot use another tool. "
+        "Reply now with a Final Answer based on what you have found so far.",
+    }
 
 
 HISTORY = [
@@ -217,13 +252,13 @@ def test_llm_config_overrides_defaults(
 @pytest.mark.parametrize(
     ("allowlist", "api_base", "status"),
     [
-        ([], "http://127.0.0.1:{port}/v1", 400),
+        ([], "http://127.0.0.1:{port}/v1", 403),
         (["http://127.0.0.1:{port}"], "http://127.0.0.1:{port}/v1", 200),
         (["http://127.0.0.1:*"], "http://127.0.0.1:{port}/v1", 200),
-        (["https://127.0.0.1:*"], "http://127.0.0.1:{port}/v1", 400),
-        (["http://127.0.0.1:1"], "http://127.0.0.1:{port}/v1", 400),
-        (["http://127.0.0.1:*"], "http://user@127.0.0.1:{port}/v1", 400),
-        (["http://127.0.0.1:*"], "file:///etc/passwd", 400),
+        (["https://127.0.0.1:*"], "http://127.0.0.1:{port}/v1", 403),
+        (["http://127.0.0.1:1"], "http://127.0.0.1:{port}/v1", 403),
+        (["http://127.0.0.1:*"], "http://user@127.0.0.1:{port}/v1", 403),
+        (["http://127.0.0.1:*"], "file:///etc/passwd", 403),
     ],
 )
 def test_api_base_must_be_allowlisted(
@@ -242,7 +277,7 @@ def test_api_base_must_be_allowlisted(
     config = {"api_base": api_base.format(port=port)}
     response = client.post("/api/agent/react_step", json=step_body(llm_config=config))
     assert response.status_code == status
-    if status == 400:
+    if status == 403:
         assert response.json()["error"]["code"] == "api_base_not_allowed"
         assert llm_server.requests == []
 

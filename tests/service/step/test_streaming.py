@@ -165,7 +165,7 @@ def test_faults_before_the_first_delta_are_retried(
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
-        ({"llm_config": {"api_base": "http://127.0.0.1:9/v1"}}, 400, "api_base_not_allowed"),
+        ({"llm_config": {"api_base": "http://127.0.0.1:9/v1"}}, 403, "api_base_not_allowed"),
         ({"client_tools": [{"name": "read_file"}]}, 422, "validation_failed"),
     ],
 )
@@ -191,7 +191,7 @@ def test_zero_iterations_left_streams_only_the_result(
                 "session_id": "s-1",
                 "status": "max_iterations_reached",
                 "thought": "",
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": 0},
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": None},
                 "timing": {"llm_ms": 0.0, "total_ms": 0.0, "retries": 0},
             },
         )
