@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from reactstep.client import REJECTED, ApprovalRequest, AsyncClient, Client
+from reactstep.client.cli import main
 from reactstep.client.scripted_llm import ScriptedLLMServer
 from reactstep.client.trace import load_trace
 from reactstep.client.wire import StepResult, ThoughtEvent
@@ -188,3 +189,14 @@ def test_async_stream_step_and_step(server: str, llm_server: ScriptedLLMServer) 
     events, whole = asyncio.run(main())
     assert isinstance(events[-1], StepResult) and events[-1].response.final_answer == "42"
     assert (whole.status, whole.final_answer, whole.thought) == ("final_answer", "43", "Whole.")
+
+
+def test_reactstep_replay_reads_the_trace_run_writes(
+    server: str, llm_server: ScriptedLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.push(REPLIES[0], REPLIES[3])
+    with Client(server) as rs:
+        result = rs.run("what does main return?", project="demo", trace=tmp_path / "run.jsonl")
+    assert (result.status, result.steps) == ("final_answer", 2)
+    assert main(["replay", str(tmp_path / "run.jsonl"), "--server", server]) == 0
+    assert "replay matched: final_answer after 2 steps" in capsys.readouterr().out
