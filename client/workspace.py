@@ -21,8 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
+from reactstep.client.gitignore import IgnoreRules
 from reactstep.client.paths import path_problem
 
 STATE_DIR = ".reactstep"
@@ -184,7 +183,7 @@ def _nfc_name(root: Path, path: Path, relative: str) -> str:
 
 def _walk(root: Path, result: Scan) -> Iterator[tuple[Path, str]]:
     """Files under root that no .gitignore on their way excludes, as (path, POSIX relative path)."""
-    specs: dict[Path, pathspec.GitIgnoreSpec] = {}
+    specs: dict[Path, IgnoreRules] = {}
     for directory, subdirs, files in os.walk(root):
         here = Path(directory)
         _load_ignore_file(here, specs)
@@ -205,17 +204,17 @@ def _walk(root: Path, result: Scan) -> Iterator[tuple[Path, str]]:
             yield path, path.relative_to(root).as_posix()
 
 
-def _load_ignore_file(directory: Path, specs: dict[Path, pathspec.GitIgnoreSpec]) -> None:
+def _load_ignore_file(directory: Path, specs: dict[Path, IgnoreRules]) -> None:
     ignore_file = directory / ".gitignore"
     if ignore_file.is_file():
         lines = ignore_file.read_text(errors="replace").splitlines()
-        specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+        specs[directory] = IgnoreRules.from_lines(lines)
 
 
-def _ignored(path: Path, specs: dict[Path, pathspec.GitIgnoreSpec], is_dir: bool) -> bool:
+def _ignored(path: Path, specs: dict[Path, IgnoreRules], is_dir: bool) -> bool:
     for base, spec in specs.items():
         if base in path.parents:
             relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-            if spec.match_file(relative):
+            if spec.ignores(relative):
                 return True
     return False

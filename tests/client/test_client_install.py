@@ -125,7 +125,6 @@ def test_the_client_alone_installs_only_its_dependencies(client_venv: Path) -> N
         "httpx",
         "httpx-sse",
         "pydantic",
-        "pathspec",
         # what those bring
         "anyio",
         "certifi",
