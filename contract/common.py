@@ -52,9 +52,8 @@ def nulls_left_out(schema: dict[str, Any]) -> None:
 
 
 class WireModel(BaseModel):
-    """A body of the HTTP contract: the docstrings of the class and its fields are the spec's descriptions."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    """A body of the HTTP contract: the docstrings of the class and its fields are the spec's descriptions
+    (scripts/openapi.py reads the fields' docstrings from this source)."""
 
 
 class StrictModel(WireModel):

@@ -8,8 +8,12 @@ the line `  schemas:` up to the next `  responses:` is replaced; the paths, para
 responses around it are written by hand and left as they are.
 """
 
+import ast
 import difflib
+import inspect
+import itertools
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +134,44 @@ def generated_schemas() -> dict[str, Any]:
     if missing:
         raise SystemExit(f"models without a place in MODELS: {', '.join(missing)}")
     for model in MODELS:
-        schemas[model.__name__] = definitions[model.__name__]
+        schema = schemas[model.__name__] = definitions[model.__name__]
+        for name, text in field_docstrings(model).items():
+            field = schema["properties"][name]
+            field.setdefault("description", text)
     return {name: _ordered(schema) for name, schema in schemas.items()}
+
+
+def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring under each field of the model and of the contract models it extends.
+
+    They are read from the source here rather than by pydantic (use_attribute_docstrings), which would
+    read every contract module's source each time the client imports it.
+    """
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not cls.__module__.startswith("reactstep.contract."):
+            continue
+        body = _class_body(sys.modules[cls.__module__].__file__ or "", cls.__name__)
+        for field, after in itertools.pairwise(body):
+            if (
+                isinstance(field, ast.AnnAssign)
+                and isinstance(field.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                found[field.target.id] = inspect.cleandoc(after.value.value)
+    return found
+
+
+@cache
+def _module_classes(path: str) -> dict[str, list[ast.stmt]]:
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"), path)
+    return {node.name: node.body for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def _class_body(path: str, name: str) -> list[ast.stmt]:
+    return _module_classes(path)[name]
 
 
 def _ordered(value: Any) -> Any:
