@@ -1,8 +1,17 @@
 """What several bodies share: strict request models, ids, lent keys, the embedding model."""
 
+import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+)
 
 PROJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 ProjectId = Annotated[
@@ -21,6 +30,25 @@ SessionId = Annotated[
         examples=["b7e14c9a-2f6d-4e0b-8c3a-5d9f1a7e2b64"],
     ),
 ]
+# What a file path may hold, as the server's path rules accept it (tools/store/paths.py), but its
+# Unicode NFC form and its parts' 255 bytes of UTF-8, which no pattern can say: not absolute ('/',
+# '~', 'C:'), no '..' part, not the project root, no control character or backslash, each part at
+# most 255 characters, and none of these once percent-decoded twice.
+FILE_PATH_PATTERN = (
+    r"^(?![/~]|%(?:25)?(?:2[Ff]|7[Ee]))"  # absolute
+    r"(?!(?:%(?:25)?[0-9A-Fa-f]{2}|[\s\S])(?::|%(?:25)?3[Aa]))"  # a drive letter
+    r"(?!(?:\.?/)*\.?$)"  # the project root
+    r"(?![\s\S]*(?:^|/|%(?:25)?2[Ff])(?:\.|%(?:25)?2[Ee]){2}(?:/|%(?:25)?2[Ff]|$))"  # a '..' part
+    r"(?![\s\S]*[^/]{256})"  # a part over 255 characters (the server counts 255 bytes of UTF-8)
+    r"(?![\s\S]*%(?:25)?(?:[01][0-9A-Fa-f]|7[Ff]|5[Cc]))"  # a control character or '\', escaped
+    r"[^\x00-\x1f\x7f\\]*$"
+)
+MAX_PATH_CHARS = 1024
+FILE_PATH_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "maxLength": MAX_PATH_CHARS,
+    "pattern": FILE_PATH_PATTERN,
+}
 MAX_ARGS = 64  # keys of tool_args and of a client tool's parameters schema
 
 
@@ -62,13 +90,37 @@ class StrictModel(WireModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+HEADER_SAFE_PATTERN = r"^[\x20-\x7e]*$"
+_HEADER_SAFE = re.compile(HEADER_SAFE_PATTERN)
+
+
+def _header_safe(key: SecretStr) -> SecretStr:
+    """Refuse a key that no Authorization header can carry, before it is sent anywhere."""
+    if not _HEADER_SAFE.fullmatch(key.get_secret_value()):
+        raise ValueError("a key holds printable ASCII only")
+    return key
+
+
+# A lent key: printable ASCII (what an Authorization header carries), so a control character, a
+# newline above all, never reaches an HTTP client that would quote the key in its error.
+LentKey = Annotated[
+    SecretStr,
+    Field(max_length=500, json_schema_extra={"pattern": HEADER_SAFE_PATTERN}),
+    AfterValidator(_header_safe),
+]
+
+
 class UserApiKeys(StrictModel):
     """Keys lent for this request only; never logged, stored or echoed."""
 
-    llmKey: SecretStr | None = Field(None, max_length=500)
-    """The LLM provider key (default REACTSTEP_LLM_API_KEY)."""
-    embeddingKey: SecretStr | None = Field(None, max_length=500)
-    """The embedding provider key."""
+    llmKey: LentKey | None = None
+    """The LLM provider key (default REACTSTEP_LLM_API_KEY). Printable ASCII only (what an
+    Authorization header carries): another character is 422 `validation_failed` before any call.
+    """
+    embeddingKey: LentKey | None = None
+    """The embedding provider key. Printable ASCII only (what an Authorization header
+    carries): another character is 422 `validation_failed` before any call.
+    """
 
 
 class EmbeddingModelConfig(StrictModel):

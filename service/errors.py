@@ -10,12 +10,12 @@
     │   │   ├── HistoryTooLong (422, history_too_long)
     │   │   ├── MaxTokensTooLarge (422, max_tokens_too_large)
     │   │   └── InvalidPath (422, invalid_path)
-    │   ├── PayloadTooLarge (413, payload_too_large)
-    │   ├── ForbiddenApiBase (400, api_base_not_allowed)
-    │   └── ForbiddenProvider (400, provider_not_allowed)
+    │   └── PayloadTooLarge (413, payload_too_large)
     ├── Unauthorized (401, unauthorized)
     ├── ForbiddenProject (403, forbidden_project)
     ├── ForbiddenOrigin (403, forbidden_origin)
+    ├── ForbiddenApiBase (403, api_base_not_allowed)    well formed, refused by the server's policy
+    ├── ForbiddenProvider (403, provider_not_allowed)
     ├── NotFound (404, not_found)
     │   ├── UnknownProject (404, project_not_found)
     │   ├── FileNotFound (404, file_not_found)
@@ -101,11 +101,17 @@ class RequestTimeout(BadRequest):
     code = "request_timeout"
 
 
-class ForbiddenApiBase(BadRequest):
+class ForbiddenApiBase(ServiceError):
+    """A well-formed request naming an api_base the server's allowlist does not cover."""
+
+    status = 403
     code = "api_base_not_allowed"
 
 
-class ForbiddenProvider(BadRequest):
+class ForbiddenProvider(ServiceError):
+    """A well-formed request naming a model whose provider the server does not allow."""
+
+    status = 403
     code = "provider_not_allowed"
 
 

@@ -3,7 +3,8 @@
 Secrets are known by the field that holds them, never by what a value looks like:
     server secrets   every SecretStr field of Settings, remembered when an app is built
     request secrets  every SecretStr field of a parsed request body, for the rest of that request
-scrub(text)               each known secret in the text becomes [redacted]
+scrub(text)               each known secret in the text becomes [redacted], and so does each piece
+                          of it that an escaped form (repr, JSON, a header's bytes) shows
 install_log_scrubber()    every log record, from any logger, is scrubbed when it is made
                           (message, arguments and traceback)
 redact_fields(value)      the values of secret-named keys (llmKey, api_key, authorization ...) in a
@@ -15,7 +16,7 @@ import logging
 import re
 import threading
 import traceback
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
@@ -29,6 +30,8 @@ SECRET_FIELD = re.compile(
 
 # Shorter values are not scrubbed from text: hiding every "ab" would garble logs, not protect a key.
 MIN_SECRET_CHARS = 6
+# What repr(), JSON or bytes' repr write otherwise than as the character itself.
+_ESCAPED_BY_QUOTING = re.compile(r"[^\x20-\x7e]|[\\'\"]")
 
 _server_secrets: set[str] = set()
 _request_secrets: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
@@ -63,9 +66,24 @@ def any_known_secrets() -> bool:
 def scrub(text: str) -> str:
     """The text with every known secret replaced by [redacted]."""
     for secret in known_secrets():
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+        text = scrub_secret(text, secret)
     return text
+
+
+def scrub_secret(text: str, secret: str) -> str:
+    """The text with this secret, and each piece of it an escaped form would show, redacted."""
+    for form in secret_forms(secret):
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
+
+
+@lru_cache(maxsize=256)
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """The secret and, where quoting would change it (repr, JSON, an HTTP client's error naming a
+    header's bytes), each piece between the characters it escapes, when long enough to name it."""
+    pieces = [piece for piece in _ESCAPED_BY_QUOTING.split(secret) if len(piece) >= MIN_SECRET_CHARS]
+    return tuple(sorted({secret, *pieces}, key=len, reverse=True))
 
 
 def redact_fields(value: Any) -> Any:

@@ -9,7 +9,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from reactstep.service.errors import ServiceError, error_body
 from reactstep.service.http import endpoints, projects
@@ -155,4 +155,18 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     codes = {404: "not_found", 405: "method_not_allowed"}
     code = codes.get(exc.status_code, "http_error")
     body = error_body(code, f"{request.method} {request.url.path}: {exc.detail}")
-    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)  # 405 keeps its Allow
+    headers = exc.headers
+    if exc.status_code == 405:  # the router names the first route on the path; Allow names them all
+        headers = {**(headers or {}), "Allow": ", ".join(_allowed_methods(request))}
+    return JSONResponse(body, status_code=exc.status_code, headers=headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route answers on the request's path (one Route per method and path)."""
+    methods = {
+        method
+        for route in request.app.routes
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE
+        for method in route.methods
+    }
+    return sorted(methods)

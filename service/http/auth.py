@@ -31,6 +31,7 @@ PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/version", "/openapi.yaml"})
 ENTRY = re.compile(r"sha256:(?P<digest>[0-9a-fA-F]{64}):(?P<scope>[A-Za-z0-9._*?-]+(,[A-Za-z0-9._*?-]+)*)")
 MIN_KEY_CHARS = 16
 MAX_TOKEN_CHARS = 512
+PRINTABLE_ASCII = re.compile(r"[\x21-\x7e]+")
 CHALLENGE = 'Bearer realm="reactstep"'
 DEV_MODE_WARNING = (
     "dev mode: no API keys are configured (REACTSTEP_API_KEYS), so every caller may use every project; "
@@ -168,7 +169,8 @@ def _bearer_token(authorization: str | None) -> str | None:
     token = token.strip()
     if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS:
         return None
-    return token
+    # A key is printable ASCII: one holding a control character (a tab, a NUL) is no key of ours.
+    return token if PRINTABLE_ASCII.fullmatch(token) else None
 
 
 def _authorization(scope: Scope) -> str | None:

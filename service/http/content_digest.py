@@ -18,6 +18,14 @@ from reactstep.service.errors import InvalidDigest
 ALGORITHMS = {"sha-256": ("sha256", 32), "sha-512": ("sha512", 64)}
 _MEMBER = re.compile(r"[ \t]*([a-z*][a-z0-9_\-.*]*)(?:=([^,]*))?[ \t]*")
 _BYTES = re.compile(r":([A-Za-z0-9+/]*={0,2}):(?:;.*)?")
+# The headers parse_content_digest accepts, as openapi.yaml's pattern says them: members of the
+# dictionary, a verified algorithm's value the base64 of its digest's length.
+_ANY_MEMBER = (
+    r"[ \t]*(?:(?!sha-(?:256|512)(?:[=, \t]|$))[a-z*][a-z0-9_\-.*]*(?:=[^,]*)?"
+    r"|sha-256=[ \t]*:[A-Za-z0-9+/]{43}=:(?:;[^,]*)?"
+    r"|sha-512=[ \t]*:[A-Za-z0-9+/]{86}==:(?:;[^,]*)?)[ \t]*"
+)
+CONTENT_DIGEST_PATTERN = rf"^(?:[ \t]*|{_ANY_MEMBER}(?:,{_ANY_MEMBER})*)$"
 
 
 def parse_content_digest(header: str | None) -> tuple[tuple[str, bytes], ...]:

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from reactstep.contract.indexing import IndexRequest
 from reactstep.contract.sync import SyncRequest
-from reactstep.service.errors import ServiceError, ValidationFailed, error_body
+from reactstep.service.errors import BadRequest, ServiceError, ValidationFailed, error_body
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
 from reactstep.service.http.content_digest import parse_content_digest
@@ -31,6 +31,7 @@ from reactstep.tools.index.progress import IndexProgress
 logger = logging.getLogger("reactstep")
 PROGRESS_EVENT_EVERY_S = 0.25
 
+MAX_VERSION = 10**18 - 1  # a query parameter naming a version holds at most 18 digits (openapi.yaml says so)
 
 def _runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
@@ -184,8 +185,11 @@ def _preconditions(request: Request, *, with_body: bool = False) -> Precondition
     if_match = request.headers.get("if-match")
     digest = request.headers.get("content-digest") if with_body else None
     return Preconditions(
+    if_none_match = request.headers.get("if-none-match")
+    if with_body and if_none_match is not None and if_none_match.strip() != "*":
+        raise BadRequest("If-None-Match on a PUT takes only '*' (store only if the file does not exist)")
         if_match=None if if_match is None else frozenset(_etags(if_match)),
-        if_none_match="*" if request.headers.get("if-none-match", "").strip() == "*" else None,
+        if_none_match="*" if (if_none_match or "").strip() == "*" else None,
         base_version=_version_param(request, "base_version", default=None),
         digests=parse_content_digest(digest),
     )
@@ -202,8 +206,9 @@ def _version_param(request: Request, name: str, default: int | None) -> Any:
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or len(raw) > 18:
-        raise ValidationFailed(f"{name} must be a version: a non-negative integer")
+    # ASCII digits only ('²'.isdigit() holds, and int() refuses it), at most MAX_VERSION.
+    if not (raw.isascii() and raw.isdigit()) or len(raw.lstrip("0")) > len(str(MAX_VERSION)):
+        raise ValidationFailed(f"{name} must be a version: an integer from 0 to {MAX_VERSION}")
     return int(raw)
 
 

@@ -14,12 +14,12 @@ def resolve_embedder(
 ) -> Embedder:
     """The default embedder unless the request names another model (its api_base allowlisted)."""
     model = (config.model if config else None) or settings.embedding_model
-    if model == default.model_name and not (config and config.api_base):
-        return default
+    request_base = config.api_base if config else None
+    if model == default.model_name and (not request_base or model.startswith("local/")):
+        return default  # a local model calls no api_base: one sent changes nothing
     if model.startswith("local/"):
         known = default.model_name
         raise ValidationFailed(f"unknown local embedding model {model!r}; this server has {known}")
-    request_base = config.api_base if config else None
     if config and (config.model or request_base):
         field = "embedding_model_config.model"
         check_model(model, settings.llm_allowed_providers, field, request_base is not None)

@@ -18,6 +18,7 @@ from reactstep.service.errors import (
     LLMUnavailable,
     UpstreamError,
 )
+from reactstep.service.redaction import scrub_secret
 
 _QUOTED_BODY = re.compile(r"(?P<head>.*? - )(?P<body>\{.*\})\s*$", re.DOTALL)
 
@@ -74,5 +75,5 @@ def _retry_after(exc: Exception) -> float | None:
 
 def _scrub(text: str, api_key: SecretStr | None) -> str:
     if api_key is not None and (secret := api_key.get_secret_value()):
-        text = text.replace(secret, "[redacted]")
+        text = scrub_secret(text, secret)  # its escaped pieces too, before the message is cut
     return text

@@ -8,6 +8,7 @@
                             a project outside the key's globs: 403 forbidden_project
                             no such project: 404 project_not_found
                             arrays and objects nested too deep: 400 json_too_deep
+                            bytes that are not UTF-8: 400 invalid_json
       HttpTransport         JSON-RPC, one message per POST (a batch is 400), stateless
 GET and DELETE are 405 (the route is POST only): without sessions there is nothing to stream or end.
 """
@@ -17,7 +18,7 @@ from collections import deque
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from reactstep.service.errors import ForbiddenOrigin
+from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import check_body_depth, read_limited
 from reactstep.service.mcp.local import local_caller, local_tools
@@ -26,6 +27,8 @@ from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.workspace.projects import require_project_from_loop
 
+
+SDK_MEDIA_TYPES = b"application/json, text/event-stream"
 
 def open_mcp(runtime: Runtime) -> HttpTransport:
     """The MCP server over the runtime's registry, on streamable HTTP; the project is the URL's."""
@@ -41,11 +44,12 @@ class McpEndpoint:
         runtime: Runtime = request.app.state.runtime
         check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
         project_id = authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
+        check_text(body)  # but not bytes that are no text: the SDK fails on them (500)
         await require_project_from_loop(project_id, runtime)
         body = await read_limited(request, runtime.settings.max_body_bytes)
         check_body_depth(body, runtime.settings.max_json_depth)  # not JSON: the SDK answers that
         transport: HttpTransport = request.app.state.mcp
-        await transport.handle(scope, _replay(body, receive), send)
+        await transport.handle(accepting_any(scope), _replay(body, receive), send)
 
 
 mcp_endpoint = McpEndpoint()
@@ -64,6 +68,25 @@ def check_origin(origin: str | None, allowed: list[str]) -> None:
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
+def check_text(body: bytes) -> None:
+    """Refuse a body that is not UTF-8, so not JSON (400 invalid_json)."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidJSON(f"the request body is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+
+
+def accepting_any(scope: Scope) -> Scope:
+    """The scope with the media types the SDK looks for named in Accept when the client accepts any
+    answer: no Accept at all (RFC 9110 12.5.1) or */* (curl's). The SDK would answer those 406."""
+    headers = [(name, value) for name, value in scope["headers"] if name != b"accept"]
+    accept = b", ".join(value for name, value in scope["headers"] if name == b"accept")
+    if accept and b"*/*" not in accept:
+        return scope
+    named = SDK_MEDIA_TYPES + (b", " + accept if accept else b"")
+    return {**scope, "headers": [*headers, (b"accept", named)]}
+
+
     """`receive` for the SDK: the body read here, then the client's own (a disconnect)."""
     pending: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": False}])
 

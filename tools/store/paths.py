@@ -17,6 +17,7 @@ from urllib.parse import unquote
 from reactstep.tools.errors import UnsafePath
 
 MAX_PATH_CHARS = 1024
+MAX_PART_BYTES = 255  # of UTF-8: the longest file or folder name common file systems hold
 PATHS_CACHED = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -40,6 +41,10 @@ def normalize_path(raw: str) -> str:
     parts = [part for part in raw.split("/") if part not in ("", ".")]
     if raw.startswith("/") or ".." in parts or ".." in decoded.split("/"):
         raise UnsafePath(f"path {raw!r} must be relative to the project root, without '..'")
+    if any(len(part.encode()) > MAX_PART_BYTES for part in parts):
+        raise UnsafePath(
+            f"a part of the path is longer than {MAX_PART_BYTES} bytes, more than a file system holds"
+        )
     return posixpath.join(*parts) if parts else ""
 
 

@@ -1,17 +1,25 @@
 """schemathesis against openapi.yaml: generated requests, valid and invalid, get no 5xx and answers
 that match the contract (status, content type, headers, body schema, auth enforced).
 
-The app is the real one, in-process over ASGI, with a scripted gateway, a local store and a small
-hashing embedder; every request-named provider and api_base is refused, so nothing leaves the process
-(network_log checks it). Runs are derandomized and bounded: MAX_EXAMPLES per operation and mode.
+The app is the real one, with a scripted gateway, a local store and a small hashing embedder; every
+request-named provider and api_base is refused, so nothing leaves the process (network_log checks
+it). Two runs, both derandomized and bounded:
+    test_generated_requests_meet_the_contract   in-process over ASGI, pytest's own cases
+    test_every_check_passes                     the `schemathesis run --checks all` command against
+                                                the app on loopback: every phase (examples, coverage,
+                                                fuzzing, stateful), the contract both ways
 """
 
 import math
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -29,6 +37,7 @@ from reactstep.client.scripted_llm import word_vector
 from reactstep.contract.step import Usage
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
+from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
@@ -135,3 +144,37 @@ def test_generated_requests_meet_the_contract(
 ) -> None:
     case.call_and_validate(headers=AUTH, checks=CHECKS)
     assert [args for event, args in network_log if event == "socket.connect"] == []
+
+
+# One command a person can run against a server of their own (its key in place of SERVICE_KEY).
+CLI_RUN = ["run", "--checks", "all", "--seed", "27", "--max-examples", "40", "--workers", "1"]
+CLI_OPTIONS = ["--continue-on-failure", "--generation-database", "none", "--no-color", "--warnings", "off"]
+CLI_CONFIG = Path(__file__).with_name("schemathesis.toml")
+CHECKOUT = Path(__file__).parents[3]  # the config names its hooks file from here
+
+
+def test_every_check_passes(tmp_path: Path, network_log: list[tuple[str, tuple[Any, ...]]]) -> None:
+    """`schemathesis run --checks all` finds nothing: valid requests accepted, invalid ones refused,
+    answers, SSE events and Allow headers as the spec says."""
+    program = str(Path(sys.executable).with_name("schemathesis"))
+    command = [program, "--config-file", str(CLI_CONFIG), *CLI_RUN, *CLI_OPTIONS]
+    with BackgroundServer(build_app(tmp_path)) as server:
+        wait_until_ready(server.url)
+        run = subprocess.run(
+            [*command, "--header", f"Authorization: Bearer {SERVICE_KEY}", f"{server.url}/openapi.yaml"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=CHECKOUT,
+        )
+        own = ("127.0.0.1", server.port)
+    assert run.returncode == 0, run.stdout[-20_000:]
+    assert [args for event, args in network_log if event == "socket.connect" and args[1] != own] == []
+
+
+def wait_until_ready(url: str) -> None:
+    """/readyz answers 200 (the LLM check's first verdict is in): a warming 503 is no finding."""
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{url}/readyz").status_code != 200:
+        assert time.monotonic() < deadline, "the server never became ready"
+        time.sleep(0.05)

@@ -33,7 +33,11 @@ SERVER_SECRETS = {
     "qdrant_api_key": "qd-canary-server-6a3f8e1d2c",
 }
 SERVICE_KEY = "rsk_canary-service-key-8d1f3a6c0e2b"  # travels only in Authorization
+# A key no Authorization header can carry: no piece of it may come back either.
+BROKEN_KEY_PIECES = ("sk-canary-broken-head", "canary-broken-tail-5e1")
+BROKEN_KEY = f'{BROKEN_KEY_PIECES[0]}\n"{BROKEN_KEY_PIECES[1]}'
 CANARIES = [USER_LLM_KEY, USER_EMBEDDING_KEY, SERVER_LLM_KEY, SERVICE_KEY, *SERVER_SECRETS.values()]
+CANARIES += [*BROKEN_KEY_PIECES]
 REACT, EXECUTE = "/api/agent/react_step", "/api/agent/execute_action"
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens on loopback
 EMBEDDER = {"model": "openai/scripted-embedding"}
@@ -299,4 +303,57 @@ def test_redaction_goes_by_field_name(value: Any, redacted: Any) -> None:
 
 
 def server_secrets() -> dict[str, Any]:
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        BROKEN_KEY,
+        f"{USER_LLM_KEY}\r",
+        f"\t{USER_LLM_KEY}",
+        f"{USER_LLM_KEY}\x00",
+        f"{USER_LLM_KEY}\x7f",
+        "sk-é-canary",
+    ],
+    ids=["newline and quote", "carriage return", "tab", "nul", "del", "not ascii"],
+)
+@pytest.mark.parametrize("field", ["llmKey", "embeddingKey"])
+def test_a_lent_key_no_header_can_carry_is_refused_before_any_call(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer, seen: Seen, key: str, field: str
+) -> None:
+    llm_server.push("Final Answer: done")
+    client = make_client(llm_max_retries=0)
+    for payload in (body(user_api_keys={field: key}), body(user_api_keys={field: key}, stream=True)):
+        response = seen.response(client.post(REACT, json=payload))
+        assert (response.status_code, response.json()["error"]["code"]) == (422, "validation_failed")
+        assert response.json()["error"]["details"] == [
+            {"field": f"user_api_keys.{field}", "message": "Value error, a key holds printable ASCII only"}
+        ]
+    assert llm_server.authorizations == []  # the seen fixture then looks for every piece of the keys
+
+
+def test_a_server_key_no_header_can_carry_never_comes_back(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer, seen: Seen
+) -> None:
+    """The server's own key is the operator's: it is sent, the HTTP client refuses it, and the
+    answer (503 llm_unavailable) names no piece of it, escaped or not."""
+    client = make_client(llm_max_retries=0, llm_api_key=SecretStr(BROKEN_KEY))
+    for stream in (False, True):
+        response = seen.response(client.post(REACT, json={**body(stream=stream), "user_api_keys": {}}))
+        assert response.status_code == (200 if stream else 503)
+    assert llm_server.authorizations == []
+    assert ["llm_unavailable" in text for text in seen.texts] == [True, True]
+
+
+@pytest.mark.parametrize("control", ["\x01", "\t", "\x7f"], ids=["soh", "tab", "del"])
+def test_a_service_key_no_header_can_carry_is_refused(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer, seen: Seen, control: str
+) -> None:
+    """Even one configured so: the key a client sends is printable ASCII, or no key (401)."""
+    token = f"{SERVICE_KEY[:12]}{control}{SERVICE_KEY[12:]}"
+    llm_server.push("Final Answer: done")
+    client = make_client(api_keys=[key_entry(token, "demo")])
+    response = seen.response(client.post(REACT, json=body(), headers={"authorization": f"Bearer {token}"}))
+    assert (response.status_code, response.json()["error"]["code"]) == (401, "unauthorized")
+    assert llm_server.authorizations == []
     return {name: SecretStr(value) for name, value in SERVER_SECRETS.items()}

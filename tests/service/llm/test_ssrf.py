@@ -63,7 +63,7 @@ def test_a_wildcard_entry_never_reaches_a_private_address(
 ) -> None:
     client = make_client(llm_api_base_allowlist=ANYWHERE)
     response = client.post(REACT, json=step(llm_config={"api_base": f"http://{host}:8080/v1"}))
-    assert (response.status_code, response.json()["error"]["code"]) == (400, "api_base_not_allowed")
+    assert (response.status_code, response.json()["error"]["code"]) == (403, "api_base_not_allowed")
     assert "non-public address" in response.json()["error"]["message"]
     assert llm_server.requests == []
     connects = [args for event, args in touched(network_log, host) if event == "socket.connect"]
@@ -120,7 +120,7 @@ def test_embedding_api_base_is_checked_before_any_connection(
     run = {"project_id": "demo", "session_id": "s", "tool_name": "code_search", "tool_args": {"query": "x"}}
     search = client.post("/api/agent/execute_action", json={**run, **body})
     for response in (index, search):
-        assert (response.status_code, response.json()["error"]["code"]) == (400, "api_base_not_allowed")
+        assert (response.status_code, response.json()["error"]["code"]) == (403, "api_base_not_allowed")
     assert "embedding_model_config.api_base" in index.json()["error"]["message"]
     assert llm_server.requests == [] and touched(network_log, "169.254.169.254") == []
 
@@ -152,7 +152,7 @@ def test_a_refused_provider_never_calls_the_llm(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
     response = make_client().post(REACT, json=step(llm_config={"model": "ollama/llama3"}))
-    assert (response.status_code, response.json()["error"]["code"]) == (400, "provider_not_allowed")
+    assert (response.status_code, response.json()["error"]["code"]) == (403, "provider_not_allowed")
     assert llm_server.requests == []
 
 
