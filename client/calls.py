@@ -101,42 +101,44 @@ def drive(op: Op[T], sender: SyncSender) -> T:
     """Run an operation with the sync client: each Call sent, each Invoke called."""
     reply: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            step = op.throw(error) if error is not None else op.send(reply)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        reply, error = None, None
-        try:
-            if isinstance(step, Invoke):
-                reply = step.function(*step.args)
-            elif step.on_event is None:
-                reply = sender.send(step)
-            else:
-                reply = _read_to_result(sender.events(step), step.on_event)
-        except Exception as exc:
-            error = exc
+    with closing(op):  # an interrupt leaves no operation half-run (its trace file closed)
+        while True:
+            try:
+                step = op.throw(error) if error is not None else op.send(reply)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            reply, error = None, None
+            try:
+                if isinstance(step, Invoke):
+                    reply = step.function(*step.args)
+                elif step.on_event is None:
+                    reply = sender.send(step)
+                else:
+                    reply = _read_to_result(sender.events(step), step.on_event)
+            except Exception as exc:
+                error = exc
 
 
 async def drive_async(op: Op[T], sender: AsyncSender) -> T:
     """Run an operation with the async client: each Call sent, each Invoke called and awaited if need be."""
     reply: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            step = op.throw(error) if error is not None else op.send(reply)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        reply, error = None, None
-        try:
-            if isinstance(step, Invoke):
-                reply = await settled(step.function(*step.args))
-            elif step.on_event is None:
-                reply = await sender.send(step)
-            else:
-                reply = await _aread_to_result(sender.events(step), step.on_event)
-        except Exception as exc:
-            error = exc
+    with closing(op):  # a cancelled task leaves no operation half-run
+        while True:
+            try:
+                step = op.throw(error) if error is not None else op.send(reply)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            reply, error = None, None
+            try:
+                if isinstance(step, Invoke):
+                    reply = await settled(step.function(*step.args))
+                elif step.on_event is None:
+                    reply = await sender.send(step)
+                else:
+                    reply = await _aread_to_result(sender.events(step), step.on_event)
+            except Exception as exc:
+                error = exc
 
 
 async def settled(value: Any) -> Any:

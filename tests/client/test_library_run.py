@@ -200,3 +200,16 @@ def test_reactstep_replay_reads_the_trace_run_writes(
     assert (result.status, result.steps) == ("final_answer", 2)
     assert main(["replay", str(tmp_path / "run.jsonl"), "--server", server]) == 0
     assert "replay matched: final_answer after 2 steps" in capsys.readouterr().out
+
+
+def test_what_a_callback_raises_reaches_the_caller_and_the_trace_is_complete_so_far(
+    server: str, llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    llm_server.push(REPLIES[1])
+
+    def broken(tool_name: str, tool_args: dict[str, Any]) -> str:
+        raise RuntimeError("lint crashed")
+
+    with Client(server) as rs, pytest.raises(RuntimeError, match="lint crashed"):
+        rs.run("lint it", project="demo", tools=[LINT], on_action=broken, trace=tmp_path / "run.jsonl")
+    assert [record["kind"] for record in load_trace(tmp_path / "run.jsonl")] == ["session", "react_step"]
