@@ -82,6 +82,7 @@ def _ask(args: argparse.Namespace) -> int:
         server_url = _server_with_an_llm(stack, args.server, args.model)
         printer = StepPrinter()
         client = stack.enter_context(Client(server_url, client_key()))
+        stack.callback(printer.end_line)  # an error line never starts after a half-printed thought
         outcome = client.run(
             args.question,
             project=args.project,

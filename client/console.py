@@ -23,6 +23,13 @@ class StepPrinter:
             self._streamed = True
         print(delta.replace("\n", "\n    "), end="", flush=True)
 
+    def end_line(self) -> None:
+        """End a thought that streamed without its step (the stream ended in an error), so what is
+        printed next starts on a line of its own."""
+        if self._streamed:
+            print(flush=True)
+            self._streamed = False
+
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         if kind == "react_step":
             self._step += 1
