@@ -20,11 +20,13 @@ from reactstep.client.errors import (
     Unavailable,
 )
 from reactstep.client.loop import REJECTED, ApprovalRequest, RunResult
+from reactstep.client.operations import NEW_FILE
 from reactstep.client.pull import PullRefused, PullReport
 from reactstep.client.retries import NO_RETRIES, RetryPolicy
 from reactstep.client.sync import SyncOptions, SyncRefused, SyncReport
 
 __all__ = [
+    "NEW_FILE",
     "NO_RETRIES",
     "REJECTED",
     "ApiError",
