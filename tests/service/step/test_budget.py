@@ -69,14 +69,15 @@ ELIDED = (
     ("window", "elided", "notes"),
     [
         (3000, 0, None),
-        (2000, 1, ["The 1 oldest observation(s) were elided to fit the 2000-token context window."]),
+        # 1 would do by tiktoken's count; the margin for a model litellm does not know takes a second
+        (2000, 2, ["The 2 oldest observation(s) were elided to fit the 2000-token context window."]),
         (1500, 2, ["The 2 oldest observation(s) were elided to fit the 1500-token context window."]),
         (
             400,
             3,
             [
                 "The 3 oldest observation(s) were elided to fit the 400-token context window.",
-                "The prompt is still 80 tokens over its budget with every observation elided.",
+                "The prompt is still 175 tokens over its budget with every observation elided.",  # 380 * 1.25
             ],
         ),
     ],
@@ -88,7 +89,8 @@ def test_the_oldest_observations_are_elided_to_fit_the_window(
     elided: int,
     notes: list[str] | None,
 ) -> None:
-    """Three steps of about 600 tokens each after a small prompt: about 2100 tokens in all (tiktoken)."""
+    """Three steps of about 600 tokens each after a small prompt: about 2100 tokens in all by tiktoken's
+    count, a quarter more for this model, which litellm does not know (UNKNOWN_MODEL_MARGIN)."""
     llm_server.push("Final Answer: a")
     history = [read_step(n, "word " * 600) for n in range(3)]
     request = step_body(
