@@ -10,6 +10,7 @@ one at a time); everything that waits on the network is awaited.
 """
 
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from os import PathLike
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
@@ -78,8 +79,9 @@ class AsyncClient:
 
     async def stream_step(self, request: Request) -> AsyncIterator[StepEvent]:
         """The step as typed events: ThoughtEvent deltas, then one StepResult (StreamError on `error`)."""
-        async for name, data in self._transport.events(operations.stream_call(request)):
-            yield step_event(name, data)
+        async with aclosing(self._transport.events(operations.stream_call(request))) as events:
+            async for name, data in events:
+                yield step_event(name, data)
 
     async def execute(self, request: Request) -> ExecuteActionResponse:
         """POST /api/agent/execute_action: one server tool call (an ExecuteActionRequest, or its fields)."""

@@ -7,6 +7,7 @@ runs.py) over one httpx connection pool; AsyncClient (async_client.py) runs the 
 """
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing
 from os import PathLike
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
@@ -75,8 +76,9 @@ class Client:
 
     def stream_step(self, request: Request) -> Iterator[StepEvent]:
         """The step as typed events: ThoughtEvent deltas, then one StepResult (StreamError on `error`)."""
-        for name, data in self._transport.events(operations.stream_call(request)):
-            yield step_event(name, data)
+        with closing(self._transport.events(operations.stream_call(request))) as events:
+            for name, data in events:
+                yield step_event(name, data)
 
     def execute(self, request: Request) -> ExecuteActionResponse:
         """POST /api/agent/execute_action: one server tool call (an ExecuteActionRequest, or its fields)."""
