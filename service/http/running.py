@@ -7,7 +7,9 @@
         is alive and answers /healthz; otherwise None (a stale note from a killed server is ignored)
 
 An embedded vector store belongs to one process, so a second server on the same data dir would fail;
-with this note the second shell of the quick start talks to the first one instead.
+with this note the second shell of the quick start talks to the first one instead. The client reads the
+note with code of its own (client/servers.py: it installs without the server), so the note's name and
+its form {"url", "pid"} change in both places or not at all.
 """
 
 import json
