@@ -1,6 +1,6 @@
 """The client installs and runs without the server: importing it (and building the CLI) loads none of the
-server's heavy libraries, and a fresh venv holding only `pip install ./client` runs the command and the
-library against a real server on 127.0.0.1.
+server's heavy libraries, and a fresh venv holding only `pip install ./client` runs the command (sync,
+index, the stdio MCP relay) and the library against a real server on 127.0.0.1.
 
 The fresh venv is cached under .cache/client-venv/<hash of client/pyproject.toml and the Python version>,
 so only the first run downloads the client's dependencies from the package registry; each run installs the
@@ -46,6 +46,27 @@ with Client(sys.argv[1]) as rs:
     )
 print(answer.observation)
 """
+
+MCP_SESSION = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"file_path": "src/app.py"}},
+    },
+]
 
 
 def dev_python(code: str) -> subprocess.CompletedProcess[str]:
@@ -171,3 +192,18 @@ def test_the_client_alone_runs_against_a_real_server(client_venv: Path, url: str
 
     found = run(client_venv / "bin" / "python", "-c", SEARCH, url, env=env)
     assert "src/util/strings.py" in found.stdout
+
+    relayed = subprocess.run(
+        [reactstep, "mcp", "--project", "demo", "--server", url],
+        input="".join(json.dumps(message) + "\n" for message in MCP_SESSION),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert relayed.returncode == 0, relayed.stderr
+    answers = {answer["id"]: answer for answer in map(json.loads, relayed.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3]  # the notification has no answer
+    assert answers[1]["result"]["serverInfo"]["name"] == "reactstep"
+    assert "read_file" in [tool["name"] for tool in answers[2]["result"]["tools"]]
+    assert "2 |     return 42" in answers[3]["result"]["content"][0]["text"]
