@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +31,13 @@ from stats import machine, percentile
 from vector_search import POOL, make_chunk_text, make_vocabulary
 
 from reactstep.contract.actions import ExecuteActionRequest
+from reactstep.service.backends import vector_config
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
 from reactstep.service.workspace.actions import run_execute_action
 from reactstep.tools.embedding.sparse import encode_document, encode_query
 from reactstep.tools.ranking.retrieval import CANDIDATES, collection_name
+from reactstep.tools.vector_store.backend_choice import open_vector_store
 from reactstep.tools.vector_store.store import (
     CHUNK_VECTORS,
     DENSE,
@@ -59,7 +62,9 @@ def main() -> None:
     print(machine())
     with tempfile.TemporaryDirectory() as work:
         # The bench optimizes itself (below), not when the background optimizer would.
-        runtime = build_runtime(Settings(data_dir=Path(work) / "data", vector_optimize_after=0))
+        settings = Settings(data_dir=Path(work) / "data")
+        vectors = open_vector_store(replace(vector_config(settings), optimize_after=0))
+        runtime = build_runtime(settings, vectors=vectors)
         texts = build(runtime, args.chunks)
         print("-- as written: one plain segment")
         measure(runtime, texts, args.queries)

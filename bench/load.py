@@ -34,7 +34,7 @@ from reactstep.service.http.auth import key_entry
 from reactstep.tools.store.local import LocalStore
 
 SERVICE_KEY = "rsk_bench-load-key-0123456789"
-SATURATION = {"max_concurrent_requests": 8, "max_queue": 8, "queue_timeout_s": 2.0}
+SATURATION = {"max_concurrent_requests": 8, "max_queue": 8}  # a queued request waits up to 10 s
 LLM_DELAY_S = 1.0
 STEP = {"project_id": "demo", "session_id": "load", "user_query": "What does main() return?"}
 READ = {

@@ -5,8 +5,8 @@ Run: .venv/bin/python bench/mcp_overhead.py [--rounds 400]
 The service runs as `reactstep serve` runs it, on the local store, on 127.0.0.1. Interleaved:
     A  POST /mcp/bench, tools/call read_file (stateless: no session, no initialize needed)
     B  POST /api/agent/execute_action read_file: the same core, the same observation
-once with MCP answering as one JSON body and once as a Server-Sent Events stream. A - B is what the
-SDK's JSON-RPC handling and its per-request session manager add to a call.
+with MCP answering as one JSON body (its only way). A - B is what the SDK's JSON-RPC handling and its
+per-request session manager add to a call.
 """
 
 import argparse
@@ -33,15 +33,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=400)
     args = parser.parse_args()
     print(machine(), "|", load_average(), "before")
-    for json_response in (True, False):
-        with tempfile.TemporaryDirectory() as data:
-            measure(data, json_response, args.rounds)
+    with tempfile.TemporaryDirectory() as data:
+        measure(data, args.rounds)
     print(load_average(), "after")
 
 
-def measure(data: str, json_response: bool, rounds: int) -> None:
+def measure(data: str, rounds: int) -> None:
     """A against B on one service child."""
-    settings = {"data_dir": data, "mcp_json_response": json_response}
+    settings = {"data_dir": data}
     with child("service", settings=settings) as service, httpx.Client() as client:
         client.put(f"{service.url}/api/projects/bench").raise_for_status()
         client.put(f"{service.url}/api/projects/bench/files/src/module.py", content=SOURCE).raise_for_status()
@@ -57,7 +56,7 @@ def measure(data: str, json_response: bool, rounds: int) -> None:
 
         interleaved(over_mcp, over_rest, 30)  # warm-up
         a_ms, b_ms = interleaved(over_mcp, over_rest, rounds)
-        print(f"\n== MCP answering as {'JSON' if json_response else 'Server-Sent Events'}")
+        print("\n== MCP answering as JSON")
         print(side_by_side("MCP tools/call read_file", a_ms, "execute_action read_file", b_ms, GOAL))
         print(f"service peak RSS {service.peak_rss_mib():.0f} MiB")
 

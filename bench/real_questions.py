@@ -63,6 +63,7 @@ from reactstep.client.cli import main as reactstep
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder
+from reactstep.tools.ranking.fusion import RetrievalConfig
 
 REPOSITORY = "microsoft/CodeXGLUE"
 FOLDER = "Text-Code/NL-code-search-WebQuery"
@@ -113,15 +114,15 @@ def main() -> None:
         nargs="+",
         default=["hybrid"],
         choices=["hybrid", "dense", "lexical"],
-        help="the product's search_mode settings to ask with (hybrid is the shipped one)",
+        help="the product's retrieval modes to ask with (hybrid is the shipped one)",
     )
     parser.add_argument(
         "--weights",
         nargs="*",
         default=[],
         metavar="WORDS,NAMES",
-        help="also ask in hybrid mode with these lexical and name weights (search_lexical_weight,"
-        " search_name_weight; shipped 0.7,0.5)",
+        help="also ask in hybrid mode with these lexical and name weights (RetrievalConfig's"
+        " lexical_weight, name_weight; shipped 0.7,0.5)",
     )
     parser.add_argument(
         "--stock-leg-weights",
@@ -193,19 +194,18 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
             reactstep(["index", str(folder), "--project", name])
         indexed = printed.getvalue().strip().splitlines()[-1]
         label = f"product {model.removeprefix('local/')}"
-        asks: dict[str, dict[str, object]] = {
-            label if mode == "hybrid" else f"{label} ({mode} leg alone)": {"search_mode": mode}
+        asks: dict[str, RetrievalConfig] = {
+            label if mode == "hybrid" else f"{label} ({mode} leg alone)": RetrievalConfig(mode=mode)
             for mode in args.modes
         }
         for weights in args.weights:
             lexical, names = (float(weight) for weight in weights.split(","))
-            asks[f"{label} words x{lexical:g} names x{names:g}"] = {
-                "search_lexical_weight": lexical,
-                "search_name_weight": names,
-            }
-        for ranker, overrides in asks.items():
-            settings = Settings(embedding_model=model, **overrides)  # type: ignore[arg-type]
-            with TestClient(create_app(settings)) as client:
+            asks[f"{label} words x{lexical:g} names x{names:g}"] = RetrievalConfig(
+                lexical_weight=lexical, name_weight=names
+            )
+        for ranker, retrieval in asks.items():
+            settings = Settings(embedding_model=model)
+            with TestClient(create_app(settings, retrieval=retrieval)) as client:
                 for query in queries:
                     observation = code_search(client, name, query.text)
                     results.setdefault(ranker, []).append([hit["path"] for hit in HIT.finditer(observation)])

@@ -49,15 +49,16 @@ from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.index.chunk_text import dense_text, embedding_text
 from reactstep.tools.index.embedding_cache import EmbeddingCache
+from reactstep.tools.ranking.fusion import RetrievalConfig
 from reactstep.tools.ranking.retrieval import Passage, collection_name, embedding_space
 from reactstep.tools.source.chunking import Chunk, outline_file
 from reactstep.tools.vector_store.backend_choice import open_vector_store
 
 HIT = re.compile(r"^\d+\. (?P<path>\S+):(?P<start>\d+)-(?P<end>\d+)", re.MULTILINE)
 PRODUCT_CONFIGS = {
-    "product": {},
-    "prod-lex": {"search_mode": "lexical"},
-    "prod-den": {"search_mode": "dense"},
+    "product": RetrievalConfig(),
+    "prod-lex": RetrievalConfig(mode="lexical"),
+    "prod-den": RetrievalConfig(mode="dense"),
 }
 DEFAULT_PACKAGES = list(RELEASES)
 # Stock all-MiniLM-L6-v2, as shipped and as the int8 recipe quantises it: the baseline's dense leg.
@@ -202,10 +203,10 @@ def baseline_passages(baselines: Baselines, embedder: object, text: str) -> dict
 
 
 def product_ranks(
-    package: str, queries: list[Query], text_of: Callable[[Query], str], overrides: dict[str, object]
+    package: str, queries: list[Query], text_of: Callable[[Query], str], retrieval: RetrievalConfig
 ) -> Ranks:
     """The 1-based rank of the right function for each query, None when not in the top 10."""
-    with TestClient(create_app(Settings(**overrides))) as client:  # type: ignore[arg-type]
+    with TestClient(create_app(Settings(), retrieval=retrieval)) as client:
         return [rank_of(query, code_search(client, package, text_of(query))) for query in queries]
 
 

@@ -13,7 +13,7 @@ from reactstep.tools.vector_store.store import VectorStore
 
 
 def s3_config(settings: Settings) -> S3Config:
-    """The bucket and how to reach it."""
+    """The bucket and how to reach it (attempts per call: S3Config's own)."""
     return S3Config(
         bucket=settings.s3_bucket,
         prefix=settings.s3_prefix,
@@ -22,7 +22,6 @@ def s3_config(settings: Settings) -> S3Config:
         access_key_id=settings.s3_access_key_id,
         secret_access_key=settings.s3_secret_access_key,
         timeout_s=settings.s3_timeout_s,
-        max_attempts=settings.s3_max_attempts,
     )
 
 
@@ -32,14 +31,13 @@ def store_config(settings: Settings) -> StoreConfig:
 
 
 def vector_config(settings: Settings) -> VectorConfig:
-    """The vector store the settings name."""
+    """The vector store the settings name (when to optimize: VectorConfig's own)."""
     return VectorConfig(
         settings.vector_backend,
         settings.vectors_root,
         settings.qdrant_url,
         settings.qdrant_api_key,
         settings.qdrant_timeout_s,
-        settings.vector_optimize_after,
     )
 
 

@@ -61,7 +61,7 @@ class Runtime:
     metrics: Metrics
     limits: ToolLimits = field(init=False)
     approvals: Approvals = field(init=False)
-    retrieval: RetrievalConfig = field(init=False)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)  # benchmarks pass other weights
     projects: Projects = field(init=False)
     llm_check: DefaultLLMCheck = field(init=False)  # /readyz's llm verdict
 
@@ -69,30 +69,14 @@ class Runtime:
         object.__setattr__(self, "limits", tool_limits(self.settings))
         approvals = open_approvals(self.settings.approval_secret, self.settings.approval_ttl_s)
         object.__setattr__(self, "approvals", approvals)
-        retrieval = RetrievalConfig(
-            mode=self.settings.search_mode,
-            dense_weight=self.settings.search_dense_weight,
-            lexical_weight=self.settings.search_lexical_weight,
-            name_weight=self.settings.search_name_weight,
-        )
-        object.__setattr__(self, "retrieval", retrieval)
         retention_s = self.settings.version_retention_days * 86400
         object.__setattr__(self, "projects", Projects(self.store, retention_s))
         object.__setattr__(self, "llm_check", DefaultLLMCheck(self.settings))
 
 
 def tool_limits(settings: Settings) -> ToolLimits:
-    """The tool limits the settings ask for."""
-    return ToolLimits(
-        read_file_max_lines=settings.read_file_max_lines,
-        read_file_max_bytes=settings.read_file_max_bytes,
-        list_files_max_entries=settings.list_files_max_entries,
-        list_files_page_size=settings.list_files_page_size,
-        grep_max_file_bytes=settings.grep_max_file_bytes,
-        code_search_max_results=settings.code_search_max_results,
-        code_search_max_chars=settings.code_search_max_chars,
-        write_max_bytes=settings.write_max_bytes,
-    )
+    """The tool limits the settings ask for (the file size; the others are the tools' own)."""
+    return ToolLimits(file_max_bytes=settings.file_max_bytes)
 
 
 def check_embedding_model(settings: Settings) -> None:
@@ -119,6 +103,7 @@ def build_runtime(
     registry: ToolRegistry | None = None,
     vectors: VectorStore | None = None,
     embedder: Embedder | None = None,
+    retrieval: RetrievalConfig | None = None,
 ) -> Runtime:
     """Real back-ends from the settings, unless the caller passes its own; the LLM is metered either way."""
     metrics = Metrics()
@@ -130,4 +115,5 @@ def build_runtime(
         vectors=OnDemand((lambda: vectors) if vectors is not None else (lambda: open_vector_store(settings))),
         embedder=embedder or local_embedder(settings),
         metrics=metrics,
+        retrieval=retrieval or RetrievalConfig(),
     )

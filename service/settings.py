@@ -1,11 +1,15 @@
 """The one settings model; every field is read from an env var prefixed REACTSTEP_."""
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from reactstep.service.removed_settings import removed_problems
 
 # An origin as a browser sends it: scheme://host[:port], no path; "*" is any origin.
 ORIGIN = re.compile(r"\*|[a-z][a-z0-9+.-]*://[^/\s?#]+")
@@ -38,79 +42,88 @@ class Settings(BaseSettings):
         description="Where embedded data lives: the local object store, the embedded vector store, the "
         "ONNX model cache, and the note a running `reactstep serve` leaves for the CLI.",
     )
-    host: str = Field("127.0.0.1", description="Address `reactstep serve` binds to.")
+    host: str = Field(
+        "127.0.0.1",
+        description="Address `reactstep serve` binds to; loopback, so nothing is exposed until you choose.",
+    )
     port: int = Field(8000, description="Port `reactstep serve` listens on.")
 
-    llm_model: str = Field("openai/gpt-4o-mini", description="Default litellm model name.")
-    llm_api_base: str | None = Field(
-        None, description="Default API base URL for the LLM (an OpenAI-compatible server)."
+    llm_model: str = Field(
+        "openai/gpt-4o-mini",
+        description="Default litellm model name; a request's llm_config.model overrides it.",
     )
-    llm_api_key: SecretStr | None = Field(None, description="Default LLM key when none is sent.")
-    llm_temperature: float = Field(0.0, description="Default sampling temperature.")
-    llm_max_tokens: int = Field(1024, description="Default cap on tokens the model may generate.")
-    llm_timeout_s: float = Field(60.0, description="Deadline for one LLM call, in seconds.")
+    llm_api_base: str | None = Field(
+        None,
+        description="Default API base URL for the LLM (an OpenAI-compatible server: llama.cpp, vLLM ...).",
+    )
+    llm_api_key: SecretStr | None = Field(
+        None, description="Default LLM key when a request sends none; unset, each request brings its own."
+    )
+    llm_timeout_s: float = Field(
+        60.0, description="Deadline for one LLM call, in seconds; a slow local model on CPU may need more."
+    )
     llm_api_base_allowlist: list[str] = Field(
         default_factory=list,
         description="Origins a request's llm_config.api_base may name, as `scheme://host:port`; host `*` "
-        "or `*.domain`, port `*` for any port.",
+        "or `*.domain`, port `*` for any port. Empty: no request points the server at another host.",
     )
     llm_allowed_providers: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PROVIDERS),
-        description="litellm providers a request's model may name (llm_config and embedding_model_config).",
-    )
-    llm_max_tokens_cap: int = Field(32_768, description="Largest llm_config.max_tokens a request may ask.")
-    llm_max_reply_chars: int = Field(
-        100_000, le=200_000, description="Longer model replies are cut to this length (history's limit)."
+        description="litellm providers a request's model may name (llm_config and embedding_model_config); "
+        "ones that use the server's own network or cloud credentials must be added by the operator.",
     )
     llm_tool_calling: Literal["text", "native", "auto"] = Field(
-        "text", description="Default tool calling: the text Action protocol, native tool calls, or auto."
+        "text",
+        description="Default tool calling: the text Action protocol (any model), native tool calls, or auto.",
     )
-    llm_deadline_s: float = Field(60.0, description="Deadline for one step's LLM work, retries included.")
+    llm_deadline_s: float = Field(
+        60.0, description="Deadline for one step's LLM work, retries included, so a step always answers."
+    )
     llm_max_retries: int = Field(
         3,
         description="Retries of a rate-limited, failing or timed-out LLM call (delays: the provider's "
-        "Retry-After, else the backoff below).",
+        "Retry-After, else llm_retry_base_s doubling up to 8 s, with jitter).",
     )
-    llm_retry_base_s: float = Field(0.5, description="First retry delay; it doubles per retry, with jitter.")
-    llm_retry_max_s: float = Field(8.0, description="Longest delay between two retries.")
+    llm_retry_base_s: float = Field(
+        0.5, ge=0, description="First retry delay; most rate limits clear within a second or two."
+    )
+    llm_max_tokens_cap: int = Field(
+        32_768,
+        ge=1,
+        description="Largest llm_config.max_tokens a request may ask (422 above): lower it to bound what one "
+        "reply costs on the server's key.",
+    )
     llm_default_context_window: int = Field(
-        8192, description="Context window, in tokens, of models litellm does not know."
-    )
-    max_observation_chars: int = Field(
-        20_000, description="Longer observations reach the model as head + tail."
-    )
-    loop_repeats: int = Field(
-        3, description="Same action + same observation this often: a warning, then `loop_detected`."
+        8192,
+        description="Context window, in tokens, of models litellm does not know (set a local model's own).",
     )
 
-    client_api_key: SecretStr | None = Field(
-        None, description="Service key the reference client (ask, replay, index --server) sends."
+    storage_backend: Literal["local", "s3"] = Field(
+        "local", description="Object store: a directory under data_dir, or S3/R2/MinIO that replicas share."
     )
-    storage_backend: Literal["local", "s3"] = Field("local", description="Object store kind.")
     s3_bucket: str = Field("reactstep", description="Bucket holding project files.")
-    s3_prefix: str = Field("projects", description="Key prefix above `<project_id>/<path>`.")
-    s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (R2, MinIO).")
+    s3_prefix: str = Field(
+        "projects", description="Key prefix above `<project_id>/<path>`, so deployments can share a bucket."
+    )
+    s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (R2, MinIO); unset: AWS.")
     s3_region: str = Field("auto", description="Region name; R2 uses 'auto'.")
     s3_access_key_id: SecretStr | None = Field(
         None, description="S3 access key id (unset: boto3's own credential chain)."
     )
     s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key.")
-    s3_timeout_s: float = Field(10.0, description="Connect and read timeout for S3 calls.")
-    s3_max_attempts: int = Field(3, description="Attempts per S3 call, retries included (botocore).")
+    s3_timeout_s: float = Field(
+        10.0,
+        description="Connect and read timeout of one S3 call: a stalled store fails a request, not holds it.",
+    )
 
     vector_backend: Literal["embedded", "qdrant"] = Field(
-        "embedded", description="Qdrant's engine in-process (embedded) or a Qdrant server by URL."
+        "embedded",
+        description="Qdrant's engine in-process (embedded: one process) or a Qdrant server (replicas).",
     )
     qdrant_url: str | None = Field(None, description="Qdrant server or cluster URL (vector_backend=qdrant).")
     qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server.")
-    qdrant_timeout_s: float = Field(10.0, description="Deadline for one Qdrant call, in seconds.")
-    vector_optimize_after: int = Field(
-        10_000,
-        ge=0,
-        description=(
-            "Embedded store: optimize a collection (int8 copies of its dense vectors, in a child process) "
-            "once this many points were written to it and writes paused for 2 s; 0 never does."
-        ),
+    qdrant_timeout_s: float = Field(
+        10.0, description="Deadline for one Qdrant call: a stalled server fails the request, not holds it."
     )
     embedding_model: str = Field(
         "local/all-MiniLM-L6-v2-code-int8",
@@ -126,74 +139,70 @@ class Settings(BaseSettings):
     embedding_api_key: SecretStr | None = Field(
         None, description="Default key for a litellm embedding model."
     )
-    embedding_threads: int = Field(0, description="CPU threads for the local embedder; 0 means all cores.")
-    search_mode: Literal["hybrid", "dense", "lexical"] = Field(
-        "hybrid", description="Which retrieval code_search runs; dense and lexical exist for benchmarks."
-    )
-    search_dense_weight: float = Field(1.0, description="Weight of the dense ranking in the fused score.")
-    search_lexical_weight: float = Field(
-        0.7, description="Weight of the lexical ranking in the fused score (bench/fusion_sweep.py)."
-    )
-    search_name_weight: float = Field(
-        0.5, description="Weight of the symbol-name ranking in the fused score (hybrid mode; 0 turns it off)."
-    )
-    code_search_max_results: int = Field(10, description="Hits code_search returns when not asked.")
-    code_search_max_chars: int = Field(12_000, description="Size budget of one code_search observation.")
-    index_max_file_bytes: int = Field(1_000_000, description="Larger files are not indexed.")
-    index_abandoned_after_s: float = Field(
-        30.0,
-        gt=0,
-        description="An index run silent this long died with its server; the next look restarts it.",
-    )
-    project_overview_max_chars: int = Field(
-        8_000, description="Budget of the project overview in the system prompt (about 2,000 tokens)."
+    embedding_threads: int = Field(
+        0,
+        description="CPU threads for the local embedder; 0: all cores (set it when replicas share one host).",
     )
 
-    read_file_max_lines: int = Field(500, description="Lines read_file returns before cutting.")
-    read_file_max_bytes: int = Field(50_000, description="Bytes read_file returns before cutting.")
-    list_files_max_entries: int = Field(1_000, description="Entries list_files returns over all pages.")
-    list_files_page_size: int = Field(100, description="Entries per list_files page.")
-    grep_max_file_bytes: int = Field(1_000_000, description="Larger files are skipped by grep.")
-    write_max_bytes: int = Field(1_000_000, description="Largest file the write tools change or create.")
     approval_secret: SecretStr | None = Field(
         None,
         description="Key signing approval tokens; every replica needs the same one. Unset: a random "
         "key per process, so tokens do not survive a restart or cross replicas.",
     )
-    approval_ttl_s: int = Field(600, ge=0, description="Seconds an approval token stays valid.")
-    upload_max_file_bytes: int = Field(1_000_000, description="Larger files are not uploaded.")
+    approval_ttl_s: int = Field(
+        600,
+        ge=0,
+        description="Seconds an approval token stays valid: time to read a diff; an older one is refused.",
+    )
     file_max_bytes: int = Field(
-        10_000_000, description="Largest file PUT /api/projects/{id}/files/{path} stores (413 above)."
+        1_000_000,
+        gt=0,
+        description="The one limit on a file's size: PUT answers 413 above it, the write tools refuse to "
+        "make a larger one, grep and the index pass one over. 1 MB holds any hand-written source file; "
+        "larger ones are generated or data.",
     )
-    sync_max_files: int = Field(100_000, description="Most paths one sync manifest may list (422 above).")
-    sync_max_body_bytes: int = Field(16_000_000, description="Largest sync request body (413 above).")
+    index_abandoned_after_s: float = Field(
+        30.0,
+        gt=0,
+        description="An index run silent this long died with its server; the next look restarts it. Long "
+        "enough that a busy server's heartbeat (every second) is never taken for a dead one.",
+    )
     version_retention_days: float = Field(
-        30.0, ge=0, description="Days a replaced file version stays readable (a path's last 100 always are)."
+        30.0,
+        ge=0,
+        description="Days a replaced file version stays readable (a path's last 100 always are): how far "
+        "back a lost change can be recovered, against the storage it costs.",
     )
-    max_body_bytes: int = Field(1_000_000, description="Largest request body accepted.")
-    max_history_items: int = Field(200, description="Longest conversation_history accepted.")
-    max_json_depth: int = Field(32, description="Deepest nesting of arrays and objects in a body.")
+    max_body_bytes: int = Field(
+        16_000_000,
+        gt=0,
+        description="Largest JSON request body (413 above). Apart from file_max_bytes because a body is not "
+        "a file: a sync manifest of 100,000 paths or a long conversation_history is several MB.",
+    )
     api_keys: list[str] = Field(
         default_factory=list,
         description="Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...]` (`*` is every "
         "project; `reactstep hash-key` makes one); none configured is dev mode, served on loopback only.",
     )
     max_concurrent_requests: int = Field(
-        64, ge=1, description="POST, PUT and DELETE requests at work at once."
+        64,
+        ge=1,
+        description="POST, PUT and DELETE requests at work at once: what the machine and the LLM bear.",
     )
-    max_queue: int = Field(128, ge=0, description="POST requests waiting for a slot; more get 503.")
-    queue_timeout_s: float = Field(10.0, description="Longest wait for a slot before 503 overloaded.")
+    max_queue: int = Field(
+        128,
+        ge=0,
+        description="POST requests waiting for a slot; more get 503 at once, not a wait without bound.",
+    )
     body_timeout_s: float = Field(
         30.0,
         gt=0,
         description="Longest a client may take to send a body (408 after); it holds no slot meanwhile.",
     )
-    max_reading_bodies: int = Field(
-        256, ge=1, description="Request bodies read at once, before they take a slot; more get 503."
+    debug_prompt: bool = Field(
+        False,
+        description="Return the rendered prompt in react_step responses, to see exactly what the model read.",
     )
-    overload_retry_after_s: int = Field(1, description="Retry-After, in seconds, sent with 503 overloaded.")
-    readiness_timeout_s: float = Field(2.0, description="Deadline of each /readyz probe, in seconds.")
-    debug_prompt: bool = Field(False, description="Return the rendered prompt in react_step responses.")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info",
         description="Level of the service's own log lines and uvicorn's (info: one line per request); "
@@ -209,10 +218,16 @@ class Settings(BaseSettings):
         "are never allowed, the key travels in Authorization.",
     )
 
-    mcp_json_response: bool = Field(
-        True,
-        description="Answer each MCP POST with one JSON body (true) or a Server-Sent Events stream (false).",
-    )
+    @model_validator(mode="before")
+    @classmethod
+    def _none_removed(cls, data: Any) -> Any:
+        # pydantic-settings reads only the fields' variables, so a removed one would do nothing unseen.
+        prefix = cls.model_config.get("env_prefix", "")
+        named = [name.upper().removeprefix(prefix) for name in os.environ if name.upper().startswith(prefix)]
+        problems = removed_problems([*named, *(data if isinstance(data, dict) else ())])
+        if problems:
+            raise PydanticCustomError("removed_setting", "\n".join(problems))
+        return data
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

@@ -44,7 +44,9 @@ def settings_problems(error: Exception) -> list[str] | None:
     lines = []
     for problem in error.errors(include_input=False, include_url=False):
         name = str(problem["loc"][0]) if problem["loc"] else ""
-        if name in Settings.model_fields:
+        if problem["type"] == "removed_setting":  # its message names each variable and its replacement
+            lines += problem["msg"].splitlines()
+        elif name in Settings.model_fields:
             lines.append(f"{_variable(name)}: {problem['msg']}; expected {_form(name)}")
         else:
             lines.append(f"settings: {problem['msg']}")

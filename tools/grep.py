@@ -77,7 +77,7 @@ def grep(args: GrepArgs, context: ToolContext) -> str:
     """Search the files under a path for lines matching a regular expression."""
     regex = compile_regex(args.pattern, args.case_sensitive)
     chosen = _files_to_search(context, args)
-    limit = context.limits.grep_max_file_bytes
+    limit = context.limits.file_max_bytes
     readable = [info.path for info in chosen if info.size <= limit]
     scan = partial(_scan, regex, args.context_lines)
     tally = Tally()

@@ -27,16 +27,15 @@ Category = Literal["search", "reading", "writing", "execution"]
 
 @dataclass(frozen=True)
 class ToolLimits:
-    """Size limits tools honour, taken from the settings."""
+    """Size limits tools honour: the file size is a setting, the rest keep one observation readable."""
 
-    read_file_max_lines: int = 500
-    read_file_max_bytes: int = 50_000
-    list_files_max_entries: int = 200
-    list_files_page_size: int = 100
-    grep_max_file_bytes: int = 1_000_000
-    code_search_max_results: int = 10
-    code_search_max_chars: int = 12_000
-    write_max_bytes: int = 1_000_000
+    file_max_bytes: int = 1_000_000  # the setting's: grep passes a larger file over, writes refuse one
+    read_file_max_lines: int = 500  # a screenful the model can follow; it asks for the next lines
+    read_file_max_bytes: int = 50_000  # ~12k tokens: one read never crowds out the rest of the context
+    list_files_max_entries: int = 1_000  # over all pages; a deeper tree is better found with find_files
+    list_files_page_size: int = 100  # one page is a short observation
+    code_search_max_results: int = 10  # the hits a model reads; a call may ask for fewer or more
+    code_search_max_chars: int = 12_000  # ~3k tokens of passages, like a read_file of one module
 
 
 @dataclass(frozen=True)

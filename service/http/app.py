@@ -25,6 +25,7 @@ from reactstep.service.redaction import install_log_scrubber, remember_server_se
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import Embedder
+from reactstep.tools.ranking.fusion import RetrievalConfig
 from reactstep.tools.registry import ToolRegistry
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.vector_store.store import VectorStore
@@ -33,6 +34,9 @@ from reactstep.tools.vector_store.store import VectorStore
 CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
 CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id")
 CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate")
+QUEUE_TIMEOUT_S = 10.0  # a queued request waits at most this long for a slot, then 503 overloaded
+OVERLOAD_RETRY_AFTER_S = 1  # a slot frees within a step's first model call; clients come back soon
+READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few slow senders never starve it
 
 EXECUTE_ACTION = Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"])
 ROUTES = [
@@ -66,9 +70,10 @@ def create_app(
     registry: ToolRegistry | None = None,
     vectors: VectorStore | None = None,
     embedder: Embedder | None = None,
+    retrieval: RetrievalConfig | None = None,
 ) -> Starlette:
     """Build the service; tests pass their own back-ends, production passes none."""
-    runtime = build_runtime(settings or Settings(), llm, store, registry, vectors, embedder)
+    runtime = build_runtime(settings or Settings(), llm, store, registry, vectors, embedder, retrieval)
     remember_server_secrets(runtime.settings)
     install_log_scrubber()
     stamp_request_ids()
@@ -98,7 +103,7 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
     browser may read a 401); who is calling (401); whether there is room (503); the hot routes
     answered directly; then the router."""
     settings, metrics = runtime.settings, runtime.metrics
-    limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, settings.queue_timeout_s)
+    limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, QUEUE_TIMEOUT_S)
     metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
     cors = []
     if settings.cors_origins:
@@ -119,10 +124,10 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
         Middleware(
             AdmissionMiddleware,
             limiter=limiter,
-            retry_after_s=settings.overload_retry_after_s,
+            retry_after_s=OVERLOAD_RETRY_AFTER_S,
             body_limit=_body_limit(settings),
             body_timeout_s=settings.body_timeout_s,
-            max_reading=settings.max_reading_bodies,
+            max_reading=READING_BODIES_PER_SLOT * settings.max_concurrent_requests,
             rejected=metrics.rejected,
         ),
         # Innermost: the hot routes skip Starlette's exception layer and router (same answers).
@@ -138,8 +143,6 @@ def _body_limit(settings: Settings) -> Callable[[str], int]:
     def limit(path: str) -> int:
         if path.startswith("/api/projects/") and "/files/" in path:
             return settings.file_max_bytes
-        if path.startswith("/api/projects/") and path.endswith("/sync"):
-            return settings.sync_max_body_bytes
         return settings.max_body_bytes
 
     return limit

@@ -19,6 +19,7 @@ from reactstep.service.http.bodies import (
 )
 from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
+from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_client_tools
@@ -37,7 +38,7 @@ def _runtime(request: Request) -> Runtime:
 
 async def _read(request: Request, runtime: Runtime, model: type[Model], allow_empty: bool = False) -> Model:
     settings = runtime.settings
-    return await read_model(request, model, settings.max_body_bytes, allow_empty, settings.max_json_depth)
+    return await read_model(request, model, settings.max_body_bytes, allow_empty, MAX_JSON_DEPTH)
 
 
 async def react_step(request: Request) -> Response:
@@ -62,8 +63,7 @@ async def execute_action(request: Request) -> Response:
 
 async def answer_execute_action(scope: Scope, raw: bytes, runtime: Runtime) -> bytes:
     """execute_action's answer to a raw body: the JSON of a 200, or a ServiceError."""
-    settings = runtime.settings
-    body = parse_model(raw, ExecuteActionRequest, max_depth=settings.max_json_depth)
+    body = parse_model(raw, ExecuteActionRequest, max_depth=MAX_JSON_DEPTH)
     authorize_project(scope, body.project_id)
     return model_json(await execute_action_call(body, runtime))
 

@@ -18,6 +18,7 @@ from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
 from reactstep.service.http.content_digest import parse_content_digest
 from reactstep.service.http.url_paths import url_file_path
+from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
@@ -30,8 +31,8 @@ from reactstep.tools.index.progress import IndexProgress
 
 logger = logging.getLogger("reactstep")
 PROGRESS_EVENT_EVERY_S = 0.25
-
 MAX_VERSION = 10**18 - 1  # a query parameter naming a version holds at most 18 digits (openapi.yaml says so)
+
 
 def _runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
@@ -113,8 +114,8 @@ async def sync_project(request: Request) -> JSONResponse:
     """POST /api/projects/{project_id}/sync: the manifest in, what to upload, delete and fetch out."""
     project_id = _project(request)
     runtime = _runtime(request)
-    limit, depth = runtime.settings.sync_max_body_bytes, runtime.settings.max_json_depth
-    body = await read_model(request, SyncRequest, limit, max_depth=depth, path_keys="files")
+    limit = runtime.settings.max_body_bytes
+    body = await read_model(request, SyncRequest, limit, max_depth=MAX_JSON_DEPTH, path_keys="files")
     result = await run_in_threadpool(run_sync, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
@@ -132,7 +133,7 @@ async def index_project(request: Request) -> Response:
     project_id = _project(request)
     runtime = _runtime(request)
     settings = runtime.settings
-    body = await read_model(request, IndexRequest, settings.max_body_bytes, True, settings.max_json_depth)
+    body = await read_model(request, IndexRequest, settings.max_body_bytes, True, MAX_JSON_DEPTH)
     if body.stream:
         await run_in_threadpool(describe_project, project_id, runtime)  # 404 now, not as an event
         return EventStreamResponse(_index_events(project_id, body, runtime), headers=HEADERS)
@@ -184,10 +185,10 @@ def _preconditions(request: Request, *, with_body: bool = False) -> Precondition
     a body, its Content-Digest header."""
     if_match = request.headers.get("if-match")
     digest = request.headers.get("content-digest") if with_body else None
-    return Preconditions(
     if_none_match = request.headers.get("if-none-match")
     if with_body and if_none_match is not None and if_none_match.strip() != "*":
         raise BadRequest("If-None-Match on a PUT takes only '*' (store only if the file does not exist)")
+    return Preconditions(
         if_match=None if if_match is None else frozenset(_etags(if_match)),
         if_none_match="*" if (if_none_match or "").strip() == "*" else None,
         base_version=_version_param(request, "base_version", default=None),

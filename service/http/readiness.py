@@ -7,7 +7,7 @@
                 `configured` for a hosted model with its key (not probed: no traffic to the provider);
                 `unconfigured` when neither is there (requests must then bring their own llm_config)
     embeddings  the default remote embedding endpoint answers HTTP (only when its api_base is set)
-Probes run side by side; one that has not answered by REACTSTEP_READINESS_TIMEOUT_S is unavailable.
+Probes run side by side; one that has not answered by READINESS_TIMEOUT_S is unavailable.
 The llm verdict without a probe needs litellm's tables: a serving app makes it in the background and
 reads `warming` (status `warming`, 503) until it is in, so even the first /readyz answers within the
 deadline.
@@ -28,13 +28,14 @@ from reactstep.tools.vector_store.store import VectorStoreError, VectorStoreUnav
 
 Probe = Callable[[], None]
 READY = ("ok", "configured", "unconfigured")
+READINESS_TIMEOUT_S = 2.0  # within a load balancer's usual probe timeout (often 5 s), with room to spare
 WARMING = "warming"
 
 
 def check_readiness(runtime: Runtime) -> dict[str, Any]:
     """Probe every configured back-end; the service is ready when all answer."""
     probes = _probes(runtime)
-    timeout_s = runtime.settings.readiness_timeout_s
+    timeout_s = READINESS_TIMEOUT_S
     pool = ThreadPoolExecutor(max_workers=len(probes), thread_name_prefix="readyz")
     try:
         futures = {name: pool.submit(_outcome, probe) for name, probe in probes.items()}
@@ -61,9 +62,9 @@ def _probes(runtime: Runtime) -> dict[str, Probe]:
     if settings.vector_backend == "qdrant":
         probes["vectors"] = lambda: runtime.vectors.get().check()
     if settings.llm_api_base:
-        probes["llm"] = _http_probe(settings.llm_api_base, settings.readiness_timeout_s)
+        probes["llm"] = _http_probe(settings.llm_api_base, READINESS_TIMEOUT_S)
     if settings.embedding_api_base and not settings.embedding_model.startswith("local/"):
-        probes["embeddings"] = _http_probe(settings.embedding_api_base, settings.readiness_timeout_s)
+        probes["embeddings"] = _http_probe(settings.embedding_api_base, READINESS_TIMEOUT_S)
     return probes
 
 

@@ -12,6 +12,8 @@ from reactstep.service.settings import Settings
 
 # The text protocol's turn ends where the model would write an observation itself.
 TEXT_STOP = ("\nObservation:",)
+DEFAULT_TEMPERATURE = 0.0  # the same step twice proposes the same action; a request may ask otherwise
+DEFAULT_MAX_TOKENS = 1024  # a thought and one action; a request asks for more in llm_config.max_tokens
 
 
 def resolve_llm_request(
@@ -33,8 +35,8 @@ def resolve_llm_request(
     request = LLMRequest(
         model=model,
         messages=[],
-        temperature=settings.llm_temperature if config.temperature is None else config.temperature,
-        max_tokens=config.max_tokens or settings.llm_max_tokens,
+        temperature=DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
+        max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
         timeout_s=settings.llm_timeout_s,
         api_base=api_base,
         api_key=keys.llmKey or key,

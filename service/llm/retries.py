@@ -25,6 +25,7 @@ from reactstep.service.settings import Settings
 RETRYABLE = (LLMRateLimited, LLMUnavailable, LLMTimeout)
 logger = logging.getLogger("reactstep.llm")
 Result = TypeVar("Result")
+RETRY_MAX_S = 8.0  # the longest wait: four doublings of 0.5 s, well inside llm_deadline_s's 60 s
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class RetryPolicy:
             max_retries=settings.llm_max_retries,
             deadline_s=settings.llm_deadline_s,
             base_delay_s=settings.llm_retry_base_s,
-            max_delay_s=settings.llm_retry_max_s,
+            max_delay_s=RETRY_MAX_S,
         )
 
 

@@ -21,19 +21,20 @@ from starlette.types import Message, Receive, Scope, Send
 from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import check_body_depth, read_limited
+from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.server import HttpTransport, build_server
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.workspace.projects import require_project_from_loop
 
-
 SDK_MEDIA_TYPES = b"application/json, text/event-stream"
+
 
 def open_mcp(runtime: Runtime) -> HttpTransport:
     """The MCP server over the runtime's registry, on streamable HTTP; the project is the URL's."""
     server = build_server(local_tools(runtime), local_caller(runtime))
-    return HttpTransport(server, runtime.settings.mcp_json_response)
+    return HttpTransport(server, json_response=True)  # one JSON body per POST: no call streams progress
 
 
 class McpEndpoint:
@@ -44,10 +45,10 @@ class McpEndpoint:
         runtime: Runtime = request.app.state.runtime
         check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
         project_id = authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
-        check_text(body)  # but not bytes that are no text: the SDK fails on them (500)
         await require_project_from_loop(project_id, runtime)
         body = await read_limited(request, runtime.settings.max_body_bytes)
-        check_body_depth(body, runtime.settings.max_json_depth)  # not JSON: the SDK answers that
+        check_body_depth(body, MAX_JSON_DEPTH)  # not JSON: the SDK answers that
+        check_text(body)  # but not bytes that are no text: the SDK fails on them (500)
         transport: HttpTransport = request.app.state.mcp
         await transport.handle(accepting_any(scope), _replay(body, receive), send)
 
@@ -67,7 +68,6 @@ def check_origin(origin: str | None, allowed: list[str]) -> None:
         )
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
 def check_text(body: bytes) -> None:
     """Refuse a body that is not UTF-8, so not JSON (400 invalid_json)."""
     try:
@@ -87,6 +87,7 @@ def accepting_any(scope: Scope) -> Scope:
     return {**scope, "headers": [*headers, (b"accept", named)]}
 
 
+def _replay(body: bytes, receive: Receive) -> Receive:
     """`receive` for the SDK: the body read here, then the client's own (a disconnect)."""
     pending: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": False}])
 

@@ -1,7 +1,7 @@
 """The project overview in the system prompt, when a react_step request asks for it.
 
 include_project_overview ──► the stored overview (tools/index/overview.py), read off the event loop
-    ──► cut at a line to settings.project_overview_max_chars ──► prompts/project_overview.j2
+    ──► cut at a line to OVERVIEW_MAX_CHARS (react_step.py) ──► prompts/project_overview.j2
 not indexed ──► the section says no overview is available (not an error)
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from reactstep.contract.step import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
-from reactstep.service.limits import cap_reply, check_history_length
+from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply, check_history_length
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
@@ -43,6 +43,10 @@ from reactstep.service.step.prompting import (
 )
 from reactstep.service.step.step_tools import step_tools
 from reactstep.tools.registry import ToolRegistry
+
+LOOP_REPEATS = 3  # the same action and observation this often: a warning, then loop_detected
+MAX_OBSERVATION_CHARS = 20_000  # ~5k tokens; a longer observation reaches the model as head + tail
+OVERVIEW_MAX_CHARS = 8_000  # ~2,000 tokens of project overview in the system prompt
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ def prepare_step(
     if request.max_iterations_left == 0:
         request_context.note(step_status="max_iterations_reached")
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
-    check_history_length(len(request.conversation_history), settings.max_history_items)
+    check_history_length(len(request.conversation_history))
     tools = step_tools(request, registry)
     llm_request, facts = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
     mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, facts)
@@ -86,7 +90,7 @@ def prepare_step(
         # The last step offers no tools: the model can only answer (final_step.j2 says so last).
         offered = () if request.max_iterations_left == 1 else provider_tools(registry, request.client_tools)
         llm_request = replace(llm_request, stop=(), tools=offered)
-    repeated = repeated_actions(request.conversation_history, settings.loop_repeats)
+    repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
     window = facts.context_window or settings.llm_default_context_window
     llm_request, notes = _fitted(
@@ -102,7 +106,7 @@ def prepare_step(
         mode=mode,
         max_tokens=llm_request.max_tokens,
         stuck=frozenset(item.key for item in repeated),
-        stuck_replies=repeated_format_errors(request.conversation_history, settings.loop_repeats),
+        stuck_replies=repeated_format_errors(request.conversation_history, LOOP_REPEATS),
         plain_answer=request.llm_config.reply_format == "native_text",
     )
     return PreparedStep(
@@ -113,7 +117,7 @@ def prepare_step(
         retry_seed=f"{request.session_id}:{len(request.conversation_history)}",
         debug_prompt=settings.debug_prompt,
         started=started,
-        max_reply_chars=settings.llm_max_reply_chars,
+        max_reply_chars=MAX_REPLY_CHARS,
     )
 
 
@@ -128,8 +132,8 @@ def _fitted(
     window: int,
 ) -> tuple[LLMRequest, list[str]]:
     """The call with its messages, cut and fitted to the model's `window`, and notes on what that took."""
-    history, cut = cut_observations(request.conversation_history, settings.max_observation_chars)
-    overview = overview_section(request, project_overview, settings.project_overview_max_chars)
+    history, cut = cut_observations(request.conversation_history, MAX_OBSERVATION_CHARS)
+    overview = overview_section(request, project_overview, OVERVIEW_MAX_CHARS)
     parts = PromptParts(
         manifest=_manifest(request, registry, mode),
         user_query=request.user_query,
@@ -140,7 +144,7 @@ def _fitted(
     )
     fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
     notes = [overview.note] if overview.note else []
-    notes += _prompt_notes(cut, fitted, window, settings.max_observation_chars)
+    notes += _prompt_notes(cut, fitted, window, MAX_OBSERVATION_CHARS)
     return replace(llm_request, messages=fitted.messages), notes
 
 

@@ -69,7 +69,7 @@ def _run_index(
         vectors = runtime.vectors.get()
         collection = collection_name(embedder)
         named = None if request.full else changed_paths(project_id, head, collection, vectors, runtime)
-        max_file_bytes = runtime.settings.index_max_file_bytes
+        max_file_bytes = runtime.settings.file_max_bytes
         job.start()
         try:
             report = None

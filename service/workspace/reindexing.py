@@ -85,7 +85,7 @@ def _reindex(
             vectors,
             embedder,
             paths,
-            max_file_bytes=runtime.settings.index_max_file_bytes,
+            max_file_bytes=runtime.settings.file_max_bytes,
         )
     # Current up to these changes only if it was current up to the version before them.
     runtime.projects.mark_indexed(project_id, changes[-1].version, collection, since=changes[0].version - 1)

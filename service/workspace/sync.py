@@ -28,10 +28,12 @@ from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.paths import normalize_path, twins
 
+SYNC_MAX_FILES = 100_000  # a manifest this long is ~16 MB of JSON, REACTSTEP_MAX_BODY_BYTES's default
+
 
 def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncResponse:
     """Compare the manifest with the project's files; delete (when asked) and index (when asked)."""
-    _check_manifest(request.files, runtime.settings.sync_max_files)
+    _check_manifest(request.files)
     head = require_project(project_id, runtime)
     base = request.base_version
     refuse_ahead("base_version", base, project_id, head.version)
@@ -79,7 +81,7 @@ def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesRespon
     return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])
 
 
-def _check_manifest(files: dict[str, str], limit: int) -> None:
+def _check_manifest(files: dict[str, str], limit: int = SYNC_MAX_FILES) -> None:
     """422 for a manifest over the file-count limit or naming a path that is not canonical (not
     UTF-8, not NFC, ...: invalid_path naming it); 409 name_collision for two paths that differ only
     by case or Unicode normalisation, which a case-insensitive disk would merge into one file."""

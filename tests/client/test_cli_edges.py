@@ -15,13 +15,14 @@ CASES = [
         "REACTSTEP_MAX_QUEUE",
         "abc",
         "error: REACTSTEP_MAX_QUEUE: Input should be a valid integer, unable to parse string as an integer; "
-        "expected an integer >= 0 (POST requests waiting for a slot; more get 503.)",
+        "expected an integer >= 0 (POST requests waiting for a slot; more get 503 at once, not a wait "
+        "without bound.)",
     ),
     (
         "REACTSTEP_STORAGE_BACKEND",
         "ftp",
         "error: REACTSTEP_STORAGE_BACKEND: Input should be 'local' or 's3'; expected one of local, s3 "
-        "(Object store kind.)",
+        "(Object store: a directory under data_dir, or S3/R2/MinIO that replicas share.)",
     ),
     (
         "REACTSTEP_BODY_TIMEOUT_S",

@@ -57,8 +57,7 @@ def many_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def many(many_root: Path) -> TestClient:
     """The 250 files, with up to 1000 entries shown over all pages."""
-    settings = Settings(data_dir=many_root, list_files_max_entries=1000)
-    return TestClient(create_app(settings, store=LocalStore(many_root / "objects")))
+    return TestClient(create_app(Settings(data_dir=many_root), store=LocalStore(many_root / "objects")))
 
 
 def entries(first: int, last: int) -> list[str]:
@@ -174,9 +173,13 @@ def test_the_suggested_call_parses_to_the_next_page(many: TestClient) -> None:
     assert observe(many, **action.tool_args)[0].splitlines()[1] == "many/f100.txt  (1 bytes)"
 
 
-def test_the_entry_cap_ends_the_last_page(many_root: Path) -> None:
-    # A cap of 200 entries over all pages: two pages of 100, then the count of the rest.
-    settings = Settings(data_dir=many_root, list_files_max_entries=200)
-    client = TestClient(create_app(settings, store=LocalStore(many_root / "objects")))
-    lines = ["Contents of many/ (250 entries; page 2 of 2):", *entries(100, 199), "...and 50 more"]
-    assert observe(client, path="many", page=2) == ("\n".join(lines), False)
+def test_the_entry_cap_ends_the_last_page(tmp_path: Path) -> None:
+    # A cap of 1,000 entries over all pages: ten pages of 100, then the count of the rest.
+    folder = tmp_path / "objects" / "demo" / "many"
+    folder.mkdir(parents=True)
+    for number in range(1_050):  # written directly, as in many_root
+        (folder / f"f{number:04d}.txt").write_bytes(b"x")
+    client = TestClient(create_app(Settings(data_dir=tmp_path), store=LocalStore(tmp_path / "objects")))
+    shown = [f"many/f{number:04d}.txt  (1 bytes)" for number in range(900, 1_000)]
+    lines = ["Contents of many/ (1050 entries; page 10 of 10):", *shown, "...and 50 more"]
+    assert observe(client, path="many", page=10) == ("\n".join(lines), False)

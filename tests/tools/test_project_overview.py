@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.step.overview_section import cut_at_line
+from reactstep.service.step.react_step import OVERVIEW_MAX_CHARS
 from reactstep.tools.store.local import LocalStore
 from tests.tools.symbol_project import PROJECT, index, run_tool, upload
 
@@ -144,33 +145,29 @@ def test_a_project_without_an_overview_says_so(
 
 
 STORED = "# Project overview\n\nline one\nline two\nline three\n"
+# 20 + 1,000 lines of 10 characters: line 0797 ends at 7,999, the last whole line within 8,000.
+LONG = "# Project overview\n\n" + "".join(f"line {n:04d}\n" for n in range(1_000))
 
 
 @pytest.mark.parametrize(
-    ("budget", "shown", "note"),
+    ("stored", "shown", "note"),
     [
-        (1_000, "# Project overview\n\nline one\nline two\nline three", None),
-        (
-            37,
-            "# Project overview\n\nline one\nline two",
-            ["The project overview was cut to 37 of 48 characters."],
-        ),
-        (36, "# Project overview\n\nline one", ["The project overview was cut to 28 of 48 characters."]),
+        (STORED, "# Project overview\n\nline one\nline two\nline three", None),
+        (LONG, LONG[:7_999], ["The project overview was cut to 7999 of 10019 characters."]),
     ],
 )
 def test_the_overview_is_cut_at_a_line_to_its_budget(
     make_client: Callable[..., TestClient],
     local_store: LocalStore,
     llm_server: ScriptedLLMServer,
-    budget: int,
+    stored: str,
     shown: str,
     note: list[str] | None,
 ) -> None:
-    local_store.put_index_file("demo", "overview.md", STORED.encode())
+    assert OVERVIEW_MAX_CHARS == 8_000
+    local_store.put_index_file("demo", "overview.md", stored.encode())
     llm_server.push("Final Answer: ok")
-    body = step(
-        make_client(project_overview_max_chars=budget), project_id="demo", include_project_overview=True
-    )
+    body = step(make_client(), project_id="demo", include_project_overview=True)
     cut = "\nThe overview was cut to fit; call project_overview() to read all of it." if note else ""
     expected = f"\n\n{INTRO}\n\n<project_overview>\n{shown}\n</project_overview>{cut}"
     assert after_instructions(system_prompt(llm_server)) == expected

@@ -49,9 +49,7 @@ MATCHES = {
     ],
 )
 def test_grep_skips_files_over_the_size_limit(store: LocalStore, limit: int, observation: str) -> None:
-    assert run(store, ToolLimits(grep_max_file_bytes=limit), "grep", pattern="hit") == Observation(
-        observation
-    )
+    assert run(store, ToolLimits(file_max_bytes=limit), "grep", pattern="hit") == Observation(observation)
 
 
 @pytest.mark.parametrize(

@@ -316,7 +316,7 @@ def test_a_change_that_changes_nothing_needs_no_approval(client: TestClient) -> 
 def test_content_over_the_write_limit_is_refused(
     make_client: Callable[..., TestClient], local_store: LocalStore
 ) -> None:
-    client = make_client(write_max_bytes=10)
+    client = make_client(file_max_bytes=10)
     result = call(client, "create_file", {"path": "big.txt", "content": "x" * 11})
     assert (
         result["observation"] == "Error: the new content of big.txt would be 11 bytes; the limit is 10 bytes"

@@ -23,7 +23,7 @@ class S3Config:
     access_key_id: SecretStr | None = None
     secret_access_key: SecretStr | None = None
     timeout_s: float = 10.0
-    max_attempts: int = 3
+    max_attempts: int = 3  # botocore's standard mode: a blip is retried, a dead store fails in seconds
 
 
 def _secret(value: SecretStr | None) -> str | None:

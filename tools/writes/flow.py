@@ -74,7 +74,7 @@ def read_state(context: ToolContext, path: str) -> FileState:
         if next(iter(store.list(project_id, path)), None) is not None:
             raise ToolError(f"{path} is a folder, not a file; name a file inside it")
         return FileState(ABSENT, None)
-    limit = context.limits.write_max_bytes
+    limit = context.limits.file_max_bytes
     if info.size > limit:
         raise ToolError(f"{path} is {info.size} bytes; the write tools change files up to {limit} bytes")
     # Read after the HEAD: if the file changes in between, the token names the older version, so the
@@ -96,7 +96,7 @@ def _preview(
     if state.version == ABSENT:
         _refuse_twin(path, context)
     change = plan(path, state.text)
-    data = _encoded(path, change.text, context.limits.write_max_bytes)
+    data = _encoded(path, change.text, context.limits.file_max_bytes)
     if change.text == state.text:
         return Observation(f"No change: {path} already has this content, so there is nothing to write.")
     token, grant = approvals.issue(scope, state.version, _md5(data))

@@ -20,10 +20,12 @@ from starlette.testclient import TestClient
 from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
+from reactstep.service.http.readiness import READINESS_TIMEOUT_S
 from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder
 from reactstep.tools.errors import StoreUnavailable
 from reactstep.tools.store.s3 import S3Store
+from reactstep.tools.store.s3_clients import S3Config
 from tests.service.http.test_openapi import errors_of, response_pointer
 from tests.timing import LOAD_SLACK_S
 
@@ -88,7 +90,6 @@ def s3_fields(endpoint: str, bucket: str = "unused") -> dict[str, Any]:
         "s3_secret_access_key": "test",
         "s3_region": "us-east-1",
         "s3_timeout_s": 0.5,
-        "s3_max_attempts": 2,
     }
 
 
@@ -98,7 +99,7 @@ def endpoint(server: ThreadedMotoServer) -> str:
 
 
 def app_for(tmp_path: Path, embedder: LocalEmbedder | None = None, **fields: Any) -> TestClient:
-    settings = Settings(data_dir=tmp_path, readiness_timeout_s=1.0, llm_retry_base_s=0.01, **fields)
+    settings = Settings(data_dir=tmp_path, llm_retry_base_s=0.01, **fields)
     client = TestClient(create_app(settings, embedder=embedder), raise_server_exceptions=False)
     client.put("/api/projects/demo")  # the project the calls name (503 where the store is down)
     return client
@@ -134,20 +135,20 @@ def test_object_store_that_goes_down(tmp_path: Path, moto: ThreadedMotoServer) -
             503,
             "unavailable: object store unreachable: EndpointConnectionError",
         )
-        assert elapsed < 1 + LOAD_SLACK_S  # the readiness deadline (1 s)
+        assert elapsed < READINESS_TIMEOUT_S + LOAD_SLACK_S
 
 
 def test_object_store_that_stalls(tmp_path: Path, black_hole: BlackHole) -> None:
     client = app_for(tmp_path, **s3_fields(black_hole.url))
     response, elapsed = timed(lambda: client.post(EXECUTE, json=READ))
     assert_documented(EXECUTE, response, 503, "storage_unavailable")
-    # Two attempts of at most 0.5 s to connect and 0.5 s to read, plus botocore's backoff.
-    assert elapsed < 2 * 0.5 * 2 + 3 + LOAD_SLACK_S
-    # A store that would take 2 x 10 s on its own: the readiness deadline (1 s) answers first.
+    # Three attempts of at most 0.5 s to connect and 0.5 s to read, plus botocore's backoff (< 1 + 2 s).
+    assert elapsed < S3Config().max_attempts * 0.5 * 2 + 3 + LOAD_SLACK_S
+    # A store that would take 3 x 10 s on its own: the readiness deadline (2 s) answers first.
     with app_for(tmp_path, **{**s3_fields(black_hole.url), "s3_timeout_s": 10.0}) as patient:
         ready, elapsed = timed(lambda: patient.get("/readyz"))
     assert ready.status_code == 503 and ready.json()["checks"]["storage"].startswith("unavailable: ")
-    assert elapsed < 1 + LOAD_SLACK_S
+    assert elapsed < READINESS_TIMEOUT_S + LOAD_SLACK_S
 
 
 def test_a_failed_write_leaves_the_old_content(tmp_path: Path, moto: ThreadedMotoServer) -> None:

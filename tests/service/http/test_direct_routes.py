@@ -12,6 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from reactstep.service.http.auth import key_entry
+from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.logs import JsonFormatter
 
 EXECUTE = "/api/agent/execute_action"
@@ -30,6 +31,14 @@ def _json(body: dict[str, Any]) -> bytes:
     return json.dumps(body).encode()
 
 
+def _nested(depth: int) -> list[Any]:
+    """A list nested `depth` deep: with the body around it, deeper than the server takes."""
+    value: list[Any] = [1]
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 CASES = {
     "read": _json(READ),
     "missing file": _json({**READ, "tool_args": {"file_path": "nope.md"}}),
@@ -40,7 +49,7 @@ CASES = {
     "not JSON": b"{not json",
     "empty": b"",
     "schema": _json({**READ, "surprise": 1}),
-    "too deep": _json({**READ, "tool_args": {"file_path": "README.md", "x": [[[[[[[[[1]]]]]]]]]}}),
+    "too deep": _json({**READ, "tool_args": {"file_path": "README.md", "x": _nested(MAX_JSON_DEPTH)}}),
     "too large": _json({**READ, "tool_args": {"file_path": "README.md", "pad": "x" * 3000}}),
     "secret": _json({**READ, "user_api_keys": {"embeddingKey": "sk-lent-key-0123456789"}}),
 }
@@ -51,7 +60,7 @@ def test_direct_answers_are_the_routers(
     make_client: Callable[..., TestClient], caplog: pytest.LogCaptureFixture, case: str
 ) -> None:
     caplog.set_level(logging.INFO, logger="reactstep")
-    direct = make_client(max_body_bytes=2000, max_json_depth=8, api_keys=[key_entry(KEY, "demo")])
+    direct = make_client(max_body_bytes=2000, api_keys=[key_entry(KEY, "demo")])
     routed = TestClient(direct.app, root_path=ROOT, raise_server_exceptions=False)
     headers = {"authorization": f"Bearer {KEY}", "x-request-id": f"req-{len(case)}"}
     answers = []

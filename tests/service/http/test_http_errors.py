@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from starlette.testclient import TestClient
 
+from reactstep.service.limits import MAX_HISTORY_ITEMS
+
 VALID = {"project_id": "demo", "session_id": "s", "user_query": "q", "max_iterations_left": 0}
 
 
@@ -60,9 +62,9 @@ def test_chunked_body_over_the_limit_is_refused(make_client: Callable[..., TestC
 
 
 def test_history_longer_than_the_limit_is_refused(make_client: Callable[..., TestClient]) -> None:
-    turns = [{"role": "user", "content": "hi"}] * 3
+    turns = [{"role": "user", "content": "hi"}] * (MAX_HISTORY_ITEMS + 1)
     body = {**VALID, "max_iterations_left": 2, "conversation_history": turns}
-    response = make_client(max_history_items=2).post("/api/agent/react_step", json=body)
+    response = make_client().post("/api/agent/react_step", json=body)
     assert (response.status_code, response.json()["error"]["code"]) == (422, "history_too_long")
 
 

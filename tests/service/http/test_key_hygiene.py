@@ -215,7 +215,6 @@ def test_server_secrets_through_dead_back_ends(
         s3_endpoint_url=DEAD,
         s3_access_key_id=SecretStr("AKIAEXAMPLEKEYID"),
         s3_timeout_s=1,
-        s3_max_attempts=1,
         vector_backend="qdrant",
         qdrant_url=DEAD,
         qdrant_timeout_s=1,
@@ -303,6 +302,7 @@ def test_redaction_goes_by_field_name(value: Any, redacted: Any) -> None:
 
 
 def server_secrets() -> dict[str, Any]:
+    return {name: SecretStr(value) for name, value in SERVER_SECRETS.items()}
 
 
 @pytest.mark.parametrize(
@@ -356,4 +356,3 @@ def test_a_service_key_no_header_can_carry_is_refused(
     response = seen.response(client.post(REACT, json=body(), headers={"authorization": f"Bearer {token}"}))
     assert (response.status_code, response.json()["error"]["code"]) == (401, "unauthorized")
     assert llm_server.authorizations == []
-    return {name: SecretStr(value) for name, value in SERVER_SECRETS.items()}

@@ -16,6 +16,7 @@ from reactstep.contract.step import Usage
 from reactstep.service.http.admission import AdmissionLimiter
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
+from reactstep.service.limits import MAX_HISTORY_ITEMS, MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
@@ -157,17 +158,17 @@ class LongWindedGateway:
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_huge_model_reply_is_cut(tmp_path: Path, local_store: LocalStore, stream: bool) -> None:
     gateway = LongWindedGateway("Thought: " + "blah " * 100_000)
-    settings = Settings(data_dir=tmp_path, llm_max_reply_chars=1_000)
+    settings = Settings(data_dir=tmp_path)
     client = TestClient(create_app(settings, llm=gateway, store=local_store))
     response = client.post(REACT, json={**BASE, "stream": stream})
     body = response.json() if not stream else json.loads(response.text.rsplit("data: ", 1)[1])
-    assert (body["status"], len(body["raw_output"])) == ("truncated_output", 1_000)
-    assert "The model's reply (500009 characters) was cut to the first 1000." in body["notes"]
+    assert (body["status"], len(body["raw_output"])) == ("truncated_output", MAX_REPLY_CHARS)
+    assert f"The model's reply (500009 characters) was cut to the first {MAX_REPLY_CHARS}." in body["notes"]
 
 
 def test_history_and_max_tokens_limits_have_their_own_codes(make_client: Callable[..., TestClient]) -> None:
-    client = make_client(max_history_items=1, llm_max_tokens_cap=100)
-    history = client.post(REACT, json={**BASE, "conversation_history": [STEP, STEP]})
+    client = make_client(llm_max_tokens_cap=100)
+    history = client.post(REACT, json={**BASE, "conversation_history": [STEP] * (MAX_HISTORY_ITEMS + 1)})
     tokens = client.post(REACT, json={**BASE, "llm_config": {"max_tokens": 101}})
     assert [r.json()["error"]["code"] for r in (history, tokens)] == [
         "history_too_long",
@@ -238,7 +239,7 @@ class SlowGateway:
 @pytest.fixture
 def saturated(tmp_path: Path, local_store: LocalStore) -> Iterator[str]:
     """A real server on loopback that works on 2 requests at once and queues 2 more."""
-    settings = Settings(data_dir=tmp_path, max_concurrent_requests=2, max_queue=2, queue_timeout_s=5)
+    settings = Settings(data_dir=tmp_path, max_concurrent_requests=2, max_queue=2)
     with BackgroundServer(create_app(settings, llm=SlowGateway(MODEL_S), store=local_store)) as server:
         yield server.url
 

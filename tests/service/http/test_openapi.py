@@ -26,7 +26,7 @@ from reactstep.service import errors
 from reactstep.service.http.app import ROUTES, create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.endpoints import OPENAPI_PATH
-from reactstep.service.limits import MAX_HISTORY_ITEMS, MAX_TOKENS_CAP
+from reactstep.service.limits import MAX_HISTORY_ITEMS
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, NativeToolCall
 from reactstep.service.settings import Settings
 from reactstep.tools.errors import StoreUnavailable
@@ -679,7 +679,8 @@ CALLS: dict[str, Call] = {
         "POST",
         REACT,
         422,
-        json=step(llm_config={"max_tokens": MAX_TOKENS_CAP + 1}),
+        json=step(llm_config={"max_tokens": 2_000}),
+        settings={"llm_max_tokens_cap": 1_000},
         request_valid=True,
         code="max_tokens_too_large",
         llm_calls=0,

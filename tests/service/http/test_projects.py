@@ -9,6 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.service.workspace.sync import SYNC_MAX_FILES
 from reactstep.tools.store.local import LocalStore
 
 P = "/api/projects"
@@ -186,12 +187,13 @@ def test_a_malformed_manifest_is_422(client: TestClient, body: dict[str, Any], c
 
 
 def test_a_manifest_over_the_file_limit_is_422(make_client: Callable[..., TestClient]) -> None:
-    client = make_client(sync_max_files=2)
+    client = make_client()
     client.put(f"{P}/web")
-    files = {f"f{n}.py": "a" * 64 for n in range(3)}
+    files = {f"f{n}.py": "a" * 64 for n in range(SYNC_MAX_FILES + 1)}
     response = client.post(f"{P}/web/sync", json={"files": files})
     assert error(response) == (422, "validation_failed")
-    assert response.json()["error"]["message"] == "the manifest lists 3 files; a sync takes at most 2"
+    message = f"the manifest lists {SYNC_MAX_FILES + 1} files; a sync takes at most {SYNC_MAX_FILES}"
+    assert response.json()["error"]["message"] == message
 
 
 def test_a_base_version_ahead_of_the_project_is_409(client: TestClient) -> None:

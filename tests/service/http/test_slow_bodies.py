@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reactstep.service.http.app import create_app
+from reactstep.service.http.app import READING_BODIES_PER_SLOT, create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
@@ -114,9 +114,10 @@ def test_every_body_route_answers_a_slow_body_as_its_spec_says(
 
 
 def test_bodies_on_their_way_are_bounded_too(tmp_path: Path, local_store: LocalStore) -> None:
-    settings = Settings(data_dir=tmp_path, max_reading_bodies=2, body_timeout_s=BODY_TIMEOUT_S)
+    settings = Settings(data_dir=tmp_path, max_concurrent_requests=1, body_timeout_s=BODY_TIMEOUT_S)
     with BackgroundServer(create_app(settings, store=local_store)) as running:
-        slow = [slow_request(running.url, "POST", "/api/agent/react_step") for _ in range(2)]
+        reading = READING_BODIES_PER_SLOT * settings.max_concurrent_requests
+        slow = [slow_request(running.url, "POST", "/api/agent/react_step") for _ in range(reading)]
         try:
             time.sleep(0.1)
             response = httpx.post(
@@ -124,7 +125,7 @@ def test_bodies_on_their_way_are_bounded_too(tmp_path: Path, local_store: LocalS
             )
             assert (response.status_code, response.json()["error"]["code"]) == (503, "overloaded")
             assert response.headers["retry-after"] == "1"
-            assert [answer_of(sock)[0] for sock in slow] == [408, 408]
+            assert [answer_of(sock)[0] for sock in slow] == [408] * reading
             after = httpx.post(f"{running.url}/api/agent/react_step", json=step_body(max_iterations_left=0))
             assert after.status_code == 200  # nothing leaked: the count went back down
         finally:

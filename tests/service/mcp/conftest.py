@@ -20,11 +20,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=[True, False], ids=["json", "sse"])
-def server(
-    request: pytest.FixtureRequest, tmp_path: Path, local_embedder: LocalEmbedder
-) -> Iterator[BackgroundServer]:
-    """The whole app on a loopback port, projects demo (indexed) and other; MCP answers as JSON or SSE."""
+@pytest.fixture
+def server(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[BackgroundServer]:
+    """The whole app on a loopback port, projects demo (indexed) and other; MCP answers as JSON."""
     store = LocalStore(tmp_path / "objects")
     store.put("demo", "src/app.py", APP_PY)
     store.put("demo", "src/util/strings.py", b"def shout(text):\n    return text.upper()\n")
@@ -33,7 +31,6 @@ def server(
         data_dir=tmp_path,
         api_keys=[key_entry(DEMO_KEY, "demo"), key_entry(ALL_KEY, "*")],
         approval_secret="mcp-test-secret",
-        mcp_json_response=request.param,
         cors_origins=["https://ide.example"],
     )
     with BackgroundServer(create_app(settings, store=store, embedder=local_embedder)) as running:

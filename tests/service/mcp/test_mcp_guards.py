@@ -5,6 +5,7 @@ import httpx
 import pytest
 
 from reactstep.service.http.serving import BackgroundServer
+from reactstep.service.settings import Settings
 from tests.service.mcp.served import (
     ALL_KEY,
     APP_PY,
@@ -75,7 +76,8 @@ def test_a_batch_oversize_or_deep_body_is_refused_and_nothing_is_written(server:
     refused = post_raw(server, "/mcp/demo", batch, bearer(DEMO_KEY))
     assert refused.status_code == 400
     assert refused.json()["error"]["code"] == -32602  # JSON-RPC: invalid params (one message per POST)
-    big = rpc("tools/call", {"name": "grep", "arguments": {"pattern": "x" * 1_100_000}})
+    limit = Settings.model_fields["max_body_bytes"].default
+    big = rpc("tools/call", {"name": "grep", "arguments": {"pattern": "x" * limit}})
     too_big = post_raw(server, "/mcp/demo", big, bearer(DEMO_KEY))
     assert (too_big.status_code, too_big.json()["error"]["code"]) == (413, "payload_too_large")
     deep = (

@@ -8,6 +8,7 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.step.budget import cut_observation, prompt_budget
+from reactstep.service.step.react_step import MAX_OBSERVATION_CHARS
 from tests.service.step.test_react_step import step_body
 
 REACT = "/api/agent/react_step"
@@ -50,13 +51,16 @@ def test_a_long_observation_reaches_the_model_cut(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
     llm_server.push("Final Answer: a")
-    history = [read_step(0, "A" * 60 + "B" * 60)]
-    client = make_client(max_observation_chars=40)
+    half = MAX_OBSERVATION_CHARS // 2
+    history = [read_step(0, "A" * (half + 5_000) + "B" * (half + 5_000))]
+    client = make_client(llm_default_context_window=100_000)  # room for it whole: cut, not elided
     body = client.post(REACT, json=step_body(conversation_history=history)).json()
     assert llm_server.requests[0]["messages"][-1]["content"] == (
-        f"Observation:\n<observation>\n{'A' * 20}\n{CUT.format(80)}\n{'B' * 20}\n</observation>"
+        f"Observation:\n<observation>\n{'A' * half}\n{CUT.format(10_000)}\n{'B' * half}\n</observation>"
     )
-    assert body["notes"] == ["1 observation(s) longer than 40 characters were cut to head + tail."]
+    assert body["notes"] == [
+        f"1 observation(s) longer than {MAX_OBSERVATION_CHARS} characters were cut to head + tail."
+    ]
 
 
 ELIDED = (

@@ -9,7 +9,10 @@ from starlette.testclient import TestClient
 
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
+from reactstep.tools.registry import ToolLimits
 from reactstep.tools.store.local import LocalStore
+
+LIMITS = ToolLimits()  # the tools' own limits, as the server uses them
 
 ALL_TOOLS = (
     "code_search, create_file, edit_file, edit_lines, find_definition, find_files, find_importers, grep, "
@@ -119,23 +122,25 @@ def test_tool_failures_are_error_observations(
 def test_read_file_cuts_at_the_line_limit_and_says_how_to_go_on(
     tmp_path: Path, local_store: LocalStore
 ) -> None:
-    local_store.put("demo", "long.txt", "".join(f"line {n}\n" for n in range(1, 11)).encode())
-    settings = Settings(data_dir=tmp_path, read_file_max_lines=3)
-    client = TestClient(create_app(settings, store=local_store))
+    lines = LIMITS.read_file_max_lines + 10
+    local_store.put("demo", "long.txt", "".join(f"line {n}\n" for n in range(1, lines + 1)).encode())
+    client = TestClient(create_app(Settings(data_dir=tmp_path), store=local_store))
     result = run(client, "read_file", file_path="long.txt", start_line=4)
+    last = 3 + LIMITS.read_file_max_lines
+    shown = "".join(f"{n:5d} | line {n}\n" for n in range(4, last + 1))
     assert result["observation"] == (
-        "File: long.txt (10 lines)\n    4 | line 4\n    5 | line 5\n    6 | line 6\n"
-        '[Showing lines 4-6 of 10. To read on, call read_file(file_path="long.txt", start_line=7)]'
+        f"File: long.txt ({lines} lines)\n{shown}[Showing lines 4-{last} of {lines}. "
+        f'To read on, call read_file(file_path="long.txt", start_line={last + 1})]'
     )
 
 
 def test_read_file_cuts_at_the_byte_limit(tmp_path: Path, local_store: LocalStore) -> None:
-    local_store.put("demo", "wide.txt", b"a" * 30 + b"\n" + b"b" * 30 + b"\n" + b"c\n")
-    settings = Settings(data_dir=tmp_path, read_file_max_bytes=40)
-    client = TestClient(create_app(settings, store=local_store))
+    wide = LIMITS.read_file_max_bytes * 3 // 4
+    local_store.put("demo", "wide.txt", b"a" * wide + b"\n" + b"b" * wide + b"\n" + b"c\n")
+    client = TestClient(create_app(Settings(data_dir=tmp_path), store=local_store))
     result = run(client, "read_file", file_path="wide.txt")
     assert result["observation"].splitlines()[1:] == [
-        "    1 | " + "a" * 30,
+        "    1 | " + "a" * wide,
         '[Showing lines 1-1 of 3. To read on, call read_file(file_path="wide.txt", start_line=2)]',
     ]
 
@@ -147,14 +152,24 @@ def test_read_file_refuses_binary(make_client: Callable[..., TestClient], local_
 
 
 def test_list_files_caps_entries(tmp_path: Path, local_store: LocalStore) -> None:
-    for n in range(5):
-        local_store.put("demo", f"many/f{n}.txt", b"x")
-    settings = Settings(data_dir=tmp_path, list_files_max_entries=2)
-    client = TestClient(create_app(settings, store=local_store))
-    result = run(client, "list_files", path="many")
-    assert result["observation"] == (
-        "Contents of many/ (5 entries):\nmany/f0.txt  (1 bytes)\nmany/f1.txt  (1 bytes)\n...and 3 more"
+    count, cap, page = (
+        LIMITS.list_files_max_entries + 3,
+        LIMITS.list_files_max_entries,
+        LIMITS.list_files_page_size,
     )
+    folder = tmp_path / "objects" / "demo" / "many"  # written directly: a thousand fsyncing puts are slow
+    folder.mkdir(parents=True)
+    for n in range(count):
+        (folder / f"f{n:04d}.txt").write_bytes(b"x")
+    client = TestClient(create_app(Settings(data_dir=tmp_path), store=local_store))
+    pages = cap // page
+    result = run(client, "list_files", path="many", page=pages)
+    shown = [f"many/f{n:04d}.txt  (1 bytes)" for n in range(cap - page, cap)]
+    assert result["observation"].splitlines() == [
+        f"Contents of many/ ({count} entries; page {pages} of {pages}):",
+        *shown,
+        "...and 3 more",
+    ]
 
 
 def test_project_id_is_validated_before_any_io(make_client: Callable[..., TestClient]) -> None:

@@ -5,14 +5,17 @@ answers them, one that closes every connection it accepts.
 """
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from reactstep.service.backends import open_store, s3_client
+from reactstep.service.backends import open_store, s3_client, s3_config, store_config
 from reactstep.tools.errors import StoreUnavailable, ToolError
+from reactstep.tools.store import factory as store_factory
+from reactstep.tools.store.s3_clients import make_s3_client
 from reactstep.tools.store.s3_get import ObjectReader, open_http
 from tests.s3_peers import Recorder, Slammer, sigv4_is_valid
 from tests.tools.store.test_storage import dead_endpoint, s3_settings
@@ -41,7 +44,7 @@ def direct_reader(endpoint: str, full_client: Any, token: str | None = None) -> 
 @pytest.fixture
 def nowhere() -> Any:
     """A boto3 client on a loopback port nobody listens on: any call it makes fails."""
-    return s3_client(s3_settings(dead_endpoint(), "unused", s3_max_attempts=1))
+    return make_s3_client(replace(s3_config(s3_settings(dead_endpoint(), "unused")), max_attempts=1))
 
 
 @pytest.mark.parametrize("name", ODD_NAMES)
@@ -89,7 +92,7 @@ def test_the_signature_is_what_botocore_signs_and_carries_the_session_token(
     recorder: Recorder, nowhere: Any
 ) -> None:
     # The checker first accepts botocore's own request, then the direct GET's.
-    client = s3_client(s3_settings(recorder.url, "unused", s3_max_attempts=1))
+    client = make_s3_client(replace(s3_config(s3_settings(recorder.url, "unused")), max_attempts=1))
     client.get_object(Bucket="b", Key="with space/ünï.py")
     reader = direct_reader(recorder.url, nowhere, token="session-token")
     assert reader.get("b", "with space/ünï.py") == (b"recorded body", "")
@@ -106,9 +109,10 @@ def test_the_signature_is_what_botocore_signs_and_carries_the_session_token(
 def test_a_read_makes_exactly_the_configured_attempts(attempts: int) -> None:
     slammer = Slammer()
     try:
-        settings = s3_settings(slammer.url, "bucket", s3_max_attempts=attempts, s3_timeout_s=2)
+        config = store_config(s3_settings(slammer.url, "bucket", s3_timeout_s=2))
+        store = store_factory.open_store(replace(config, s3=replace(config.s3, max_attempts=attempts)))
         with pytest.raises(StoreUnavailable, match=r"^object store unreachable: ConnectionClosedError$"):
-            open_store(settings).get("p", "a.py")
+            store.get("p", "a.py")
         assert slammer.accepted == attempts
     finally:
         slammer.sock.close()

@@ -349,7 +349,7 @@ def test_s3_client_config_and_no_default_checksums(s3_server: str, bucket: str) 
     client = s3_client(settings)
     config = client.meta.config
     assert (config.connect_timeout, config.read_timeout) == (7, 7)
-    # REACTSTEP_S3_MAX_ATTEMPTS counts every attempt, the first included (botocore's total_max_attempts).
+    # S3Config.max_attempts counts every attempt, the first included (botocore's total_max_attempts).
     assert config.retries == {"mode": "standard", "total_max_attempts": 3}
     assert config.signature_version == "s3v4"
     assert config.request_checksum_calculation == "when_required"
