@@ -25,6 +25,10 @@ SERVER_COMMANDS = {"serve": "run the HTTP service", "hash-key": "make a service 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SERVER_COMMANDS and server_hook("commands") is None:
+        print(f"error: {argv[0]} needs the server package: {INSTALL_SERVER}", file=sys.stderr)
+        return 2  # whatever its options: they are the server package's to read
     args = _parser().parse_args(argv)
     try:
         code: int = args.run(args)
@@ -71,17 +75,8 @@ def _parser() -> argparse.ArgumentParser:
         add_server_commands(commands)
     else:
         for name, help_text in SERVER_COMMANDS.items():
-            missing = commands.add_parser(
-                name, help=f"{help_text} (needs the server package)", add_help=False
-            )
-            missing.add_argument("rest", nargs=argparse.REMAINDER)
-            missing.set_defaults(run=_server_package_missing, command=name)
+            commands.add_parser(name, help=f"{help_text} (needs the server package)")  # main says so
     add_workspace_commands(commands)
     add_agent_commands(commands)
     add_mcp_command(commands)
     return parser
-
-
-def _server_package_missing(args: argparse.Namespace) -> int:
-    print(f"error: {args.command} needs the server package: {INSTALL_SERVER}", file=sys.stderr)
-    return 2

@@ -165,12 +165,13 @@ def test_the_client_alone_runs_against_a_real_server(client_venv: Path, url: str
     version = run(reactstep, "--version", env=env)
     assert version.stdout == "reactstep-client 0.1.0\n"
 
-    serve = subprocess.run([reactstep, "serve"], env=env, capture_output=True, text=True, timeout=60)
-    assert (serve.returncode, serve.stdout, serve.stderr) == (
-        2,
-        "",
-        "error: serve needs the server package: pip install reactstep\n",
-    )
+    for command in (["serve"], ["serve", "--port", "8000"], ["hash-key", "--projects", "demo"]):
+        refused = subprocess.run([reactstep, *command], env=env, capture_output=True, text=True, timeout=60)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            2,
+            "",
+            f"error: {command[0]} needs the server package: pip install reactstep\n",
+        )
     alone = subprocess.run(
         [reactstep, "index", str(tmp_path), "--project", "demo"], env=env, capture_output=True, text=True
     )
