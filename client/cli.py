@@ -1,4 +1,4 @@
-"""The `reactstep` command: sync, index, pull, ask, replay and mcp; with the server package installed,
+"""The `reactstep` command: sync, index, pull, ask, replay, view and mcp; with the server package installed,
 serve and hash-key too (service/commands.py, through the entry points client/servers.py reads)."""
 
 import argparse
@@ -14,6 +14,7 @@ from reactstep.client.errors import ClientError
 from reactstep.client.mcp_command import add_mcp_command
 from reactstep.client.servers import INSTALL_SERVER, server_hook
 from reactstep.client.trace import ReplayMismatch
+from reactstep.client.view_command import add_view_command
 from reactstep.client.workspace_commands import add_workspace_commands
 
 SIGPIPE_EXIT = 141  # what a shell reports for a command ended by SIGPIPE
@@ -79,4 +80,5 @@ def _parser() -> argparse.ArgumentParser:
     add_workspace_commands(commands)
     add_agent_commands(commands)
     add_mcp_command(commands)
+    add_view_command(commands)
     return parser
