@@ -32,6 +32,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import word_vector
 from reactstep.contract.step import Usage
@@ -131,7 +132,11 @@ def build_app(root: Path) -> Any:
 
 # schemathesis binds the app when the schema loads, at collection; the directory goes at exit.
 _DATA = tempfile.TemporaryDirectory(prefix="reactstep-fuzz-")
-schema = schemathesis.openapi.from_asgi("/openapi.yaml", build_app(Path(_DATA.name)))
+_APP = build_app(Path(_DATA.name))
+# Without its lifespan the app makes /readyz's LLM verdict at once, importing litellm: once that is
+# in, the served app's verdict is too, and /readyz never answers a warming 503 to a generated case.
+assert TestClient(_APP).get("/readyz").status_code == 200
+schema = schemathesis.openapi.from_asgi("/openapi.yaml", _APP)
 schema.config.generation.update(
     modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], max_examples=MAX_EXAMPLES
 )
