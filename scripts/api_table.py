@@ -26,9 +26,9 @@ ERRORS = (
     "<!-- end of the errors table -->",
 )
 WHEN = {
-    400: "a malformed request, or one naming what it may not",
+    400: "a malformed request",
     401: "no valid service key",
-    403: "the key or the browser origin may not do this",
+    403: "the key, the browser origin or the server's policy (a provider, an api_base) may not do this",
     404: "no such project, file or version",
     408: "the body came too slowly",
     409: "the project changed in a way the request did not expect: fetch, then retry",
