@@ -60,6 +60,7 @@ class Question:
     llm_key: str | None = None
     stream: bool = False
     client_tools: list[dict[str, Any]] = field(default_factory=list)
+    include_llm_request: bool = False  # each step answers with the text the LLM was asked (a trace's)
 
 
 @dataclass
@@ -118,6 +119,8 @@ def _step_request(question: Question, history: list[dict[str, Any]], left: int) 
         request["stream"] = True
     if question.client_tools:
         request["client_tools"] = question.client_tools
+    if question.include_llm_request:
+        request["include_llm_request"] = True
     return request
 
 

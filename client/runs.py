@@ -70,6 +70,7 @@ def run(query: str, **options: Unpack[RunOptions]) -> Op[RunResult]:
     if trace is None:
         return (yield from run_loop(question, local))
     version = (yield from operations.describe_project(question.project_id)).version
+    question.include_llm_request = True  # the trace keeps what the LLM was asked, for replay's diffs
     with Path(trace).open("w") as stream:
         local.listeners.append(TraceRecorder(stream, question, version))
         return (yield from run_loop(question, local))

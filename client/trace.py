@@ -1,20 +1,26 @@
-"""A client's loop recorded as JSON lines (replay.py runs one again).
+"""A client's loop recorded as JSON lines (replay.py runs one again; docs/traces.md, trace.schema.json).
 
-A trace is one `session` line (with the project version it started from: trace_version.py), then
-one line per call in order: `react_step`, `execute_action`,
-`client_action` (a tool the client ran itself) or `approval` (the user's decision on a write, between
-the two execute_action calls of an approved one), each with the request sent (keys left out) and the
-response received (for a streamed step, the terminal `result` event).
+A trace is one `session` line (format `version`, the project version it started from:
+trace_version.py, the reactstep version that recorded it), then one line per call in order:
+`react_step`, `execute_action`, `client_action` (a tool the client ran itself) or `approval` (the
+user's decision on a write, between the two execute_action calls of an approved one), each with
+its `step` (the react_step it belongs to, from 1), `at_ms` (since the session began), the request
+sent (keys left out) and the response received (for a streamed step, the terminal `result` event;
+format 2: with `llm_request`, the hashes and text of what the LLM was asked).
 """
 
 import json
+import time
 from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
 from reactstep.client.loop import Question
 
-TRACE_VERSION = 1
+TRACE_VERSION = 2
+READ_VERSIONS = (1, 2)  # format 1 replays without the LLM request's hashes
+KEY_FIELDS = ("user_api_keys", "llm_key", "api_key")
 
 
 class ReplayMismatch(Exception):
@@ -26,16 +32,19 @@ class TraceRecorder:
 
     def __init__(self, stream: IO[str], question: Question, project_version: int | None = None) -> None:
         self._stream = stream
-        header = asdict(question)
-        header.pop("llm_key")
-        self._write(
-            {"kind": "session", "version": TRACE_VERSION, "project_version": project_version, **header}
-        )
+        self._started = time.monotonic()
+        self._step = 0
+        header = _without_keys(asdict(question))
+        header.pop("include_llm_request", None)
+        session = {"kind": "session", "version": TRACE_VERSION, "project_version": project_version}
+        self._write({**session, "reactstep_version": _reactstep_version(), **header})
 
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         """Record one call, without the keys the client lent."""
-        shown = {key: value for key, value in request.items() if key != "user_api_keys"}
-        self._write({"kind": kind, "request": shown, "response": response})
+        self._step += kind == "react_step"
+        at_ms = round((time.monotonic() - self._started) * 1000, 1)
+        record = {"kind": kind, "step": self._step, "at_ms": at_ms}
+        self._write({**record, "request": _without_keys(request), "response": _without_keys(response)})
 
     def _write(self, record: dict[str, Any]) -> None:
         self._stream.write(json.dumps(record, sort_keys=True) + "\n")
@@ -47,6 +56,27 @@ def load_trace(path: Path) -> list[dict[str, Any]]:
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     if not records or records[0].get("kind") != "session":
         raise ReplayMismatch(f"{path} is not a reactstep trace (no session line)")
-    if records[0].get("version") != TRACE_VERSION:
-        raise ReplayMismatch(f"{path} has trace version {records[0].get('version')}")
+    if records[0].get("version") not in READ_VERSIONS:
+        raise ReplayMismatch(
+            f"{path} was recorded with trace format {records[0].get('version')}, this reactstep reads "
+            f"{', '.join(map(str, READ_VERSIONS))}"
+        )
     return records
+
+
+def _without_keys(value: Any) -> Any:
+    """`value` without the fields that hold keys, at any depth."""
+    if isinstance(value, dict):
+        return {key: _without_keys(item) for key, item in value.items() if key not in KEY_FIELDS}
+    if isinstance(value, list):
+        return [_without_keys(item) for item in value]
+    return value
+
+
+def _reactstep_version() -> str | None:
+    for distribution in ("reactstep", "reactstep-client"):
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return None

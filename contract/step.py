@@ -198,6 +198,10 @@ class ReactStepRequest(StrictModel):
     """Answer as Server-Sent Events (`text/event-stream`): thought deltas, then one `result` or
     `error` event. See the operation's description.
     """
+    include_llm_request: bool = False
+    """Put the text of what the LLM was asked (`llm_request.rendered`) in the answer, beside its
+    hashes: what a recorded trace keeps so that a replay can show a diff.
+    """
     include_project_overview: bool = False
     """Add the project overview built at index time to the system prompt, cut at a whole line to
     8,000 characters (a `notes` entry says when it was cut). A
@@ -231,6 +235,23 @@ class Timing(WireModel):
     total_ms: float = 0.0
     retries: int = 0
     """LLM attempts retried after a 429, a 5xx or a timeout."""
+
+
+class LLMRequestSeen(WireModel):
+    """What the LLM was asked in this step, as hashes a replay compares (and as text when asked)."""
+
+    model_config = ConfigDict(json_schema_extra=nulls_left_out)
+
+    sha256: str
+    """SHA-256 of the canonical JSON of all the parts' texts: the model, the rendered messages, the
+    tool manifest, the stop sequences and the sampling settings."""
+    parts: dict[str, str]
+    """Each part's SHA-256 by name: `model`, `system prompt`, `message 1`, `message 2`... (the
+    messages after the system prompt, in order), `manifest` (the tool manifest text, or in native
+    mode the tools' JSON Schemas), `sampling` (temperature, max_tokens, stop sequences)."""
+    rendered: dict[str, str] | None = None
+    """Each part's text, by the same names; present only when the request set
+    include_llm_request."""
 
 
 def _required_by_status(status: str, *keys: str, **more: Any) -> dict[str, Any]:
@@ -308,6 +329,8 @@ class ReactStepResponse(WireModel):
     elided to fit, stop sequences dropped, extra tool calls ignored, truncation, a loop.
     Absent when there is nothing to say.
     """
+    llm_request: LLMRequestSeen | None = None
+    """What the LLM was asked; present when the LLM was called."""
     prompt: list[dict[str, Any]] | None = None
     """The messages sent to the model (in native mode with `tool_calls` and `tool` messages);
     present only when the server runs with REACTSTEP_DEBUG_PROMPT=true.

@@ -46,6 +46,7 @@ MODELS: list[type[BaseModel]] = [
     step.ActionDetails,
     step.Usage,
     step.Timing,
+    step.LLMRequestSeen,
     step.ReactStepResponse,
     step.ThoughtEvent,
     actions.ExecuteActionRequest,

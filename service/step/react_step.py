@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reactstep.contract.step import HistoryItem, ReactStepRequest, ReactStepResponse, Timing
+from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
 from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply, check_history_length
 from reactstep.service.llm.config import resolve_llm_request
@@ -29,6 +29,7 @@ from reactstep.service.step.budget import (
     fit_prompt,
     prompt_budget,
 )
+from reactstep.service.step.llm_request_seen import llm_request_seen
 from reactstep.service.step.loop_guard import loop_warnings, repeated_actions, repeated_format_errors
 from reactstep.service.step.native_tools import ResolvedMode, provider_tools, resolve_mode
 from reactstep.service.step.outcome import StepContext, interpret
@@ -61,6 +62,7 @@ class PreparedStep:
     debug_prompt: bool
     started: float
     max_reply_chars: int
+    seen: LLMRequestSeen
 
     def attempts(self) -> Attempts:
         """A fresh retry budget for this step's LLM call."""
@@ -93,8 +95,9 @@ def prepare_step(
     repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
     window = facts.context_window or settings.llm_default_context_window
+    manifest = _manifest(request, registry, mode)
     llm_request, notes = _fitted(
-        request, settings, registry, llm_request, mode, warnings, project_overview, window
+        request, settings, manifest, llm_request, mode, warnings, project_overview, window
     )
     notes += [
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
@@ -118,13 +121,14 @@ def prepare_step(
         debug_prompt=settings.debug_prompt,
         started=started,
         max_reply_chars=MAX_REPLY_CHARS,
+        seen=llm_request_seen(llm_request, manifest, request.include_llm_request),
     )
 
 
 def _fitted(
     request: ReactStepRequest,
     settings: Settings,
-    registry: ToolRegistry,
+    manifest: str,
     llm_request: LLMRequest,
     mode: ResolvedMode,
     warnings: list[str],
@@ -135,7 +139,7 @@ def _fitted(
     history, cut = cut_observations(request.conversation_history, MAX_OBSERVATION_CHARS)
     overview = overview_section(request, project_overview, OVERVIEW_MAX_CHARS)
     parts = PromptParts(
-        manifest=_manifest(request, registry, mode),
+        manifest=manifest,
         user_query=request.user_query,
         final_step=request.max_iterations_left == 1,
         native=mode == "native",
@@ -181,6 +185,7 @@ def finish_step(
     )
     notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
     response.notes = notes or None
+    response.llm_request = prepared.seen
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
     request_context.note(step_status=response.status, retries=retries)

@@ -77,6 +77,8 @@ def check_run(result: Any, asked: list[Any], approvals: list[ApprovalRequest], t
     assert records[0]["client_tools"][0]["name"] == "lint"
     assert records[7] == {
         "kind": "approval",
+        "step": 3,
+        "at_ms": records[7]["at_ms"],
         "request": {"tool_name": "replace_in_file", "tool_args": approvals[0].tool_args, "diff": DIFF},
         "response": {"approved": True},
     }
