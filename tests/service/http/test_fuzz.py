@@ -42,7 +42,7 @@ from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
-from tests.service.http.test_openapi import errors_of, lookup, response_pointer, sse_events
+from tests.service.http.test_openapi import sse_events
 
 MAX_EXAMPLES = 25
 SERVICE_KEY = "rsk_fuzz-key-0123456789abcdef"
@@ -51,18 +51,13 @@ AUTH = {"Authorization": f"Bearer {SERVICE_KEY}"}
 
 @schemathesis.check
 def body_conformance(ctx: Any, response: Any, case: Any) -> bool | None:
-    """JSON bodies against the response schema; an event stream event by event against x-sse-events
-    (before OpenAPI 3.2 nothing says how `schema` maps onto a stream; ours documents each event's data)."""
-    content_type = (response.headers.get("content-type") or [""])[0]
-    if not content_type.startswith("text/event-stream"):
-        return response_schema_conformance(ctx, response, case)
-    pointer = response_pointer(case.path, case.method, response.status_code)
-    documented = lookup(f"{pointer}/content/text~1event-stream")["x-sse-events"]
-    events = sse_events(response.content.decode())
-    for name, data in events:
-        assert errors_of(documented[name].removeprefix("#"), data) == [], name
-    assert [name for name, _ in events][-1:] in (["result"], ["error"])
-    return None
+    """The body against the response schema (an event stream event by event: the spec's schema of a
+    stream is one event's); a stream ends with its `result` or `error` event."""
+    checked = response_schema_conformance(ctx, response, case)
+    if (response.headers.get("content-type") or [""])[0].startswith("text/event-stream"):
+        events = sse_events(response.content.decode())
+        assert [name for name, _ in events][-1:] in (["result"], ["error"])
+    return checked
 
 
 @schemathesis.check
