@@ -45,7 +45,7 @@ class LLMConfig(StrictModel):
 
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     """A litellm model name, e.g. openai/gpt-4o-mini (default REACTSTEP_LLM_MODEL). Its provider
-    must be in REACTSTEP_LLM_ALLOWED_PROVIDERS, else 400 `provider_not_allowed`.
+    must be in REACTSTEP_LLM_ALLOWED_PROVIDERS, else 403 `provider_not_allowed`.
     """
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: Annotated[Integer, Field(ge=1, le=32_768)] | None = None
@@ -55,7 +55,7 @@ class LLMConfig(StrictModel):
     """
     api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
     """An OpenAI-compatible base URL (the model must then be `openai/<name>`, else 400
-    `provider_not_allowed`). Checked before any connection, else 400 `api_base_not_allowed`:
+    `provider_not_allowed`). Checked before any connection, else 403 `api_base_not_allowed`:
     http(s) only, no userinfo, query or fragment; its scheme, host and port must match an
     entry of REACTSTEP_LLM_API_BASE_ALLOWLIST (`scheme://host:port`, host `*` or
     `*.domain`, port `*`); a host matched only by a wildcard must resolve to public
@@ -186,7 +186,7 @@ class ReactStepRequest(StrictModel):
     """
     client_tools: list[ClientTool] = Field([], max_length=50)
     """Tools the client runs itself, for this request only. A proposed call of one has
-    `executor: client`. A name equal to a server tool's is a 422.
+    `executor: client`. A name equal to a server tool's, or to another client tool's, is a 422.
     """
     llm_config: LLMConfig = Field(default_factory=LLMConfig)
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)

@@ -23,9 +23,11 @@ class StepTools:
 def step_tools(request: ReactStepRequest, registry: ToolRegistry) -> StepTools:
     """Server tools plus the request's client tools; a client tool may not shadow a server one."""
     schemas = registry.schemas()
+    server_names = set(schemas)
     for tool in request.client_tools:
         if tool.name in schemas:
-            raise ValidationFailed(f"client tool {tool.name!r} has the name of a server tool")
+            whose = "a server tool" if tool.name in server_names else "another client tool"
+            raise ValidationFailed(f"client tool {tool.name!r} has the name of {whose}")
         schemas[tool.name] = tool.parameters
     approval_names = frozenset(spec.name for spec in registry.specs if spec.requires_approval)
     client_names = frozenset(tool.name for tool in request.client_tools)

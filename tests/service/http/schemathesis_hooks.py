@@ -1,9 +1,10 @@
-"""What a file path may hold that JSON Schema cannot say, told to schemathesis.
+"""The rules openapi.yaml states in words because JSON Schema cannot say them, told to schemathesis.
 
-openapi.yaml's path pattern says every path rule but two, which it states in words: a path is in
-Unicode NFC, and each part holds at most 255 bytes of UTF-8 (the pattern counts 255 characters).
-A valid-looking request refused 422 invalid_path for breaking one of these two is no finding: the
-failure is dropped here, and only that one. Loaded through schemathesis.toml's `hooks`.
+    file paths     the pattern says every path rule but two: a path is in Unicode NFC, and each
+                   part holds at most 255 bytes of UTF-8 (the pattern counts 255 characters)
+    client tools   no two share a name (uniqueItems compares whole items, not one field)
+A valid-looking request refused 422 for breaking one of these is no finding: that failure is
+dropped here, and only that one. Loaded through schemathesis.toml's `hooks`.
 """
 
 import unicodedata
@@ -31,8 +32,18 @@ def paths_of(case: Any) -> list[Any]:
     return [(case.path_parameters or {}).get("path"), *(files if isinstance(files, dict) else [])]
 
 
+def repeats_a_client_tool(case: Any) -> bool:
+    """Whether two of the request's client tools share a name."""
+    tools = case.body.get("client_tools") if isinstance(case.body, dict) else None
+    names = [tool.get("name") for tool in tools if isinstance(tool, dict)] if isinstance(tools, list) else []
+    return len(names) != len(set(map(repr, names)))
+
+
 @schemathesis.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
-    """Keep every failure but a 422 invalid_path for a path that breaks an unsayable rule."""
-    refused_path = response.status_code == 422 and b'"invalid_path"' in response.content
-    return not (refused_path and any(unsayable(path) for path in paths_of(case)))
+    """Keep every failure but a 422 for a request that breaks an unsayable rule."""
+    if response.status_code != 422:
+        return True
+    if b'"invalid_path"' in response.content and any(unsayable(path) for path in paths_of(case)):
+        return False
+    return not (b"the name of another client tool" in response.content and repeats_a_client_tool(case))
