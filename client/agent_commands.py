@@ -1,6 +1,7 @@
 """The agent commands: ask (the reference client's ReAct loop) and replay (a recorded trace, re-run)."""
 
 import argparse
+import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -63,6 +64,16 @@ def add_agent_commands(commands: Commands) -> None:
         action="store_true",
         help="replay even when the project's files differ from those the trace started from",
     )
+    replay_cmd.add_argument(
+        "--from-step", type=int, metavar="N", help="with --live: replay steps 1..N, then ask the live LLM"
+    )
+    replay_cmd.add_argument(
+        "--live",
+        action="store_true",
+        help="after --from-step N, continue with the configured LLM (or --model)",
+    )
+    replay_cmd.add_argument("--model", help="with --live: the litellm model that continues the run")
+    replay_cmd.add_argument("--report", type=Path, help="write the replay's JSON report here")
     _add_shell_options(
         replay_cmd, "run the trace's shell commands again, here in --cwd (needed when it has some)"
     )
@@ -101,22 +112,43 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    """Exit 0 when the replay matched, 1 when it diverged (or could not run), 2 for a usage error."""
     from reactstep.client.scripted_llm import ScriptedLLMServer
 
-    records = load_trace(args.trace)
+    if args.live != (args.from_step is not None) or (args.from_step is not None and args.from_step < 0):
+        print("reactstep replay: --from-step N and --live go together (N >= 0)", file=sys.stderr)
+        return 2
+    try:
+        records = load_trace(args.trace)
+    except (ReplayMismatch, ValueError, OSError) as exc:
+        print(f"reactstep replay: {exc}", file=sys.stderr)
+        return 2
     if records[0].get("client_tools") and not args.allow_shell:
         names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
         raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
+    live = ({"model": args.model} if args.model else {}) if args.live else None
     with ExitStack() as stack:
         run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
-        llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records)))
+        llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records, args.from_step)))
         overrides = {"llm_api_base_allowlist": [llm.base_url]}
         server_url = args.server or in_process_server(stack, ClientConfig.from_env(), overrides)
         if not args.ignore_version:
             _check_pinned_version(stack, server_url, records[0])
-        outcome = replay(records, server_url, llm, args.tool_calling, args.stream, run_tool, client_key())
-    print(f"replay matched: {outcome.status} after {outcome.steps} steps")
-    return 0
+        report = replay(
+            records,
+            server_url,
+            llm,
+            args.tool_calling,
+            args.stream,
+            run_tool,
+            client_key(),
+            from_step=args.from_step,
+            live=live,
+        )
+    if args.report:
+        args.report.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    print(report.explain())
+    return 0 if report.ok else 1
 
 
 def _server_with_an_llm(stack: ExitStack, named: str | None, model: str | None) -> str:

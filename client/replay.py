@@ -3,34 +3,107 @@
 Replay starts a scripted LLM on loopback that answers each step from the recording (the `raw_output`
 to a text-mode request, the action as a native tool call to a native one, so a trace replays in
 either tool-calling mode), drives the same loop (client tools run again; approvals are decided as
-recorded, nobody is asked), and stops at the first step whose action, answer, observation or
-decision differs from the recording.
+recorded, nobody is asked), and stops at the first step that differs from the recording:
+
+strict (format 2, same tool-calling mode) ─► the step's llm_request hashes, part by part (the model
+    is not compared: replay's is the scripted one) ─► manifest | sampling | system prompt | message N,
+    each with a unified diff of the rendered text
+then ─► the step's answer (status, thought, action, final answer, format error)
+    ─► each server or client tool's observation (timings, ids and approval tokens never count)
+live (from_step N) ─► steps 1..N compared as above, then the loop goes on with the `live` llm config
+The Report says where it left the recording (ok, diverged_at, part, diffs) as JSON and as text.
 """
 
+import difflib
 import json
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reactstep.client.client import Client
-from reactstep.client.loop import ApprovalRequest, LocalSide, Question, RunResult, ToolRunner, run_loop
+from reactstep.client.loop import (
+    ApprovalRequest,
+    Approver,
+    LocalSide,
+    Question,
+    RunResult,
+    ToolRunner,
+    refuse,
+    run_loop,
+)
 from reactstep.client.scripted_llm import Recorded, ScriptedLLMServer
-from reactstep.client.trace import ReplayMismatch
+from reactstep.client.trace import TRACE_VERSION, ReplayMismatch
 
-COMPARED_FIELDS = {
-    "react_step": ("status", "thought", "action_details", "final_answer", "format_error"),
+ANSWER_FIELDS = ("status", "thought", "action_details", "final_answer", "format_error")
+OBSERVATION_FIELDS = {
     "execute_action": ("tool_name", "observation", "is_error", "approval"),
     "client_action": ("observation", "is_error"),
     "approval": ("approved",),
 }
 VOLATILE_APPROVAL_FIELDS = ("token", "expires_at")  # new on every run; the diff is what must match
+FIRST_PARTS = ("manifest", "sampling", "system prompt")  # then the messages, in order
+SHOWN_DIFF_LINES = 40
 
 
-def recorded_replies(records: list[dict[str, Any]]) -> list[Recorded]:
-    """The model replies of the recording, in order, as the steps that answered them."""
-    return [
-        Recorded(record["response"])
-        for record in records
-        if record["kind"] == "react_step" and "raw_output" in record["response"]
-    ]
+@dataclass
+class PartDiff:
+    """One part that differed, as a unified diff of the recorded and the replayed text."""
+
+    part: str
+    diff: str
+
+
+@dataclass
+class Report:
+    """What a replay found: ok, or the step it left the recording at, which part, and the diffs."""
+
+    ok: bool
+    format: int
+    steps: int  # react_step calls the replay made
+    diverged_at: int | None = None  # the step (from 1) where it left the recording
+    part: str | None = None  # what differed first: manifest, sampling, system prompt, message N, ...
+    diffs: list[PartDiff] = field(default_factory=list)
+    message: str | None = None  # one line a person reads first
+    status: str | None = None  # how the replayed run ended
+    live_from: int | None = None  # the first step the live LLM answered
+    notes: list[str] = field(default_factory=list)  # what was not compared, and why
+
+    def to_json(self) -> dict[str, Any]:
+        """The --report body: {ok, format, steps, diverged_at, part, diffs: [{part, diff}], ...}."""
+        return asdict(self)
+
+    def explain(self, max_diff_lines: int = SHOWN_DIFF_LINES) -> str:
+        """A one-screen text summary: the verdict, the notes, the first diff."""
+        if self.ok:
+            lines = [f"replay matched: {self.status} after {self.steps} steps"]
+            if self.live_from is not None:
+                lines[0] += f" (the live LLM answered from step {self.live_from})"
+        else:
+            lines = [f"replay diverged at step {self.diverged_at}: {self.message}"]
+            others = [diff.part for diff in self.diffs[1:]]
+            if others:
+                lines.append(f"also differs: {', '.join(others)}")
+        lines += [f"note: {note}" for note in self.notes]
+        if self.diffs:
+            diff_lines = self.diffs[0].diff.splitlines()
+            lines += diff_lines[:max_diff_lines]
+            if len(diff_lines) > max_diff_lines:
+                lines.append(f"... {len(diff_lines) - max_diff_lines} more diff lines (see --report)")
+        return "\n".join(lines)
+
+
+class Diverged(ReplayMismatch):
+    """The replay left the recording at `step`; `part` differed."""
+
+    def __init__(self, step: int, part: str, message: str, diffs: list[PartDiff]) -> None:
+        super().__init__(f"step {step}: {message}")
+        self.step, self.part, self.message, self.diffs = step, part, message, diffs
+
+
+def recorded_replies(records: list[dict[str, Any]], steps: int | None = None) -> list[Recorded]:
+    """The model replies of the recording, in order, as the steps that answered them (the first
+    `steps` of them when given)."""
+    replies = [Recorded(record["response"]) for record in records if _answered(record)]
+    return replies if steps is None else replies[:steps]
 
 
 def replay(
@@ -41,16 +114,25 @@ def replay(
     stream: bool = False,
     run_tool: ToolRunner | None = None,
     api_key: str | None = None,
-) -> RunResult:
-    """Re-run the recorded loop against a server; raise ReplayMismatch at the first difference."""
+    *,
+    from_step: int | None = None,
+    live: dict[str, Any] | None = None,
+    llm_overrides: dict[str, Any] | None = None,
+    client_tools: list[dict[str, Any]] | None = None,
+    approve: Approver = refuse,
+) -> Report:
+    """Re-run the recorded loop against a server and say where it left the recording.
+
+    from_step with live: the first `from_step` steps are compared, then `live` (an llm config; {} is
+    the server's default LLM) answers the rest, approvals decided by `approve`. llm_overrides
+    change the replayed llm config (sampling); client_tools replace the recorded declarations.
+    """
     header = records[0]
-    llm_config = {"model": "openai/replay", "api_base": llm.base_url}
-    if tool_calling:
-        llm_config["tool_calling"] = tool_calling
-    # How plain text reads is part of what was recorded: the replay asks for it the same way.
-    steps = [record["request"] for record in records if record["kind"] == "react_step"]
-    if steps and (reply_format := steps[0].get("llm_config", {}).get("reply_format")):
-        llm_config["reply_format"] = reply_format
+    recorded_mode = _recorded_mode(records)
+    llm_config = {k: v for k, v in header.get("llm_config", {}).items() if k not in ("model", "api_base")}
+    llm_config.update(llm_overrides or {}, model="openai/replay", api_base=llm.base_url)
+    if tool_calling or recorded_mode:
+        llm_config["tool_calling"] = tool_calling or recorded_mode
     question = Question(
         project_id=header["project_id"],
         session_id=header["session_id"],
@@ -58,16 +140,73 @@ def replay(
         max_iterations=header["max_iterations"],
         llm_config=llm_config,
         stream=stream,
-        client_tools=header.get("client_tools", []),
+        client_tools=header.get("client_tools", []) if client_tools is None else client_tools,
+        include_llm_request=True,
     )
-    comparer = _Comparer(records[1:])
-    local = LocalSide(run_tool, approve=comparer.recorded_decision, listeners=[comparer])
-    with Client(server_url, api_key) as client:
-        outcome = client.do(run_loop(question, local))
-    left = comparer.remaining()
-    if left:
-        raise ReplayMismatch(f"the replay ended after {outcome.steps} steps; {left} recorded calls remain")
-    return outcome
+    report = Report(ok=False, format=int(header.get("version", TRACE_VERSION)), steps=0)
+    strict = _strictness(header, recorded_mode, llm_config.get("tool_calling"), report.notes)
+    comparer = _Comparer(records[1:], strict, question, from_step if live is not None else None, live)
+    local = LocalSide(run_tool, approve=comparer.decision(approve), listeners=[comparer])
+    try:
+        with Client(server_url, api_key) as client:
+            outcome: RunResult = client.do(run_loop(question, local))
+        comparer.finished(outcome.steps)
+    except Diverged as diverged:
+        report.steps = comparer.step
+        report.diverged_at, report.part, report.message = diverged.step, diverged.part, diverged.message
+        report.diffs = diverged.diffs
+        return report
+    report.ok, report.steps, report.status = True, outcome.steps, outcome.status
+    report.live_from = comparer.live_from
+    return report
+
+
+def _answered(record: dict[str, Any]) -> bool:
+    return record["kind"] == "react_step" and "raw_output" in record["response"]
+
+
+def _recorded_mode(records: list[dict[str, Any]]) -> str | None:
+    modes = [r["response"].get("tool_calling") for r in records if _answered(r)]
+    return next((mode for mode in modes if mode), None)
+
+
+def _strictness(header: dict[str, Any], recorded: str | None, replayed: str | None, notes: list[str]) -> bool:
+    """Whether the LLM requests' hashes are compared (said once in the notes when they are not)."""
+    if header.get("version", 1) < 2:
+        notes.append(
+            f"recorded with trace format {header.get('version', 1)}: the LLM requests are not compared"
+        )
+        return False
+    if recorded and replayed and recorded != replayed:
+        notes.append(
+            f"recorded in {recorded} mode, replayed in {replayed}: the LLM requests are not compared"
+        )
+        return False
+    return True
+
+
+def unified(part: str, recorded: str, replayed: str) -> str:
+    """The unified diff of a part's recorded and replayed text."""
+    lines = difflib.unified_diff(
+        recorded.splitlines(keepends=True),
+        replayed.splitlines(keepends=True),
+        fromfile=f"recorded {part}",
+        tofile=f"replayed {part}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def llm_request_diffs(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[PartDiff]:
+    """The parts of two llm_request answers whose hashes differ (the model aside), most telling first."""
+    was, now = recorded.get("parts", {}), replayed.get("parts", {})
+    messages = sorted(
+        {name for name in (*was, *now) if name.startswith("message ")}, key=lambda name: int(name.split()[1])
+    )
+    differing = [name for name in (*FIRST_PARTS, *messages) if was.get(name) != now.get(name)]
+    texts_then, texts_now = recorded.get("rendered") or {}, replayed.get("rendered") or {}
+    return [
+        PartDiff(name, unified(name, texts_then.get(name, ""), texts_now.get(name, ""))) for name in differing
+    ]
 
 
 def _compared(response: dict[str, Any], name: str) -> Any:
@@ -81,39 +220,94 @@ def _compared(response: dict[str, Any], name: str) -> Any:
     return value
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=1, sort_keys=True) + "\n"
+
+
 class _Comparer:
     """A loop listener that checks each call against the next recorded one."""
 
-    def __init__(self, expected: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        expected: list[dict[str, Any]],
+        strict: bool,
+        question: Question,
+        from_step: int | None,
+        live: dict[str, Any] | None,
+    ) -> None:
         self._expected = expected
         self._position = 0
+        self._strict = strict
+        self._question = question
+        self._from_step = from_step
+        self._live = live
+        self.step = 0
+        self.live_from: int | None = None
 
-    def remaining(self) -> int:
-        """How many recorded calls the replay has not reached."""
-        return len(self._expected) - self._position
+    def _compared_now(self) -> bool:
+        return self.live_from is None
 
-    def recorded_decision(self, call: ApprovalRequest) -> bool:
-        """The user's recorded answer to the approval the replay is asking for now."""
-        record = self._expected[self._position] if self.remaining() else None
-        if record is None or record["kind"] != "approval":
-            raise ReplayMismatch(
-                f"call {self._position + 1}: the server asks to approve {call.tool_name}, "
-                "which the recording did not"
-            )
-        return bool(record["response"]["approved"])
+    def finished(self, steps: int) -> None:
+        """The run ended: every recorded call must have been reached (unless the live LLM took over)."""
+        left = len(self._expected) - self._position
+        if left and self._compared_now():
+            message = f"the replay ended after {steps} steps; {left} recorded calls remain"
+            raise Diverged(self.step, "end", message, [])
+
+    def decision(self, approve: Approver) -> Approver:
+        """The approver: the recorded decision while replaying, `approve` once the live LLM answers."""
+
+        def decide(call: ApprovalRequest) -> Any:
+            if not self._compared_now():
+                return approve(call)
+            record = self._expected[self._position] if self._position < len(self._expected) else None
+            if record is None or record["kind"] != "approval":
+                message = f"the server asks to approve {call.tool_name}, which the recording did not"
+                raise Diverged(self.step, "approval", message, [])
+            return bool(record["response"]["approved"])
+
+        return decide
 
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        if kind == "react_step":
+            self.step += 1
+            if self._from_step is not None and self.step == self._from_step + 1:
+                self.live_from = self.step
+        if not self._compared_now():
+            return
         self._position += 1
         if self._position > len(self._expected):
-            raise ReplayMismatch(f"call {self._position} ({kind}) is past the end of the recording")
+            raise Diverged(self.step, "end", f"{kind} is past the end of the recording", [])
         record = self._expected[self._position - 1]
         if record["kind"] != kind:
-            raise ReplayMismatch(f"call {self._position}: recorded {record['kind']}, replayed {kind}")
-        for name in COMPARED_FIELDS[kind]:
-            recorded, replayed = _compared(record["response"], name), _compared(response, name)
-            if recorded != replayed:
-                raise ReplayMismatch(
-                    f"call {self._position} ({kind}): {name} differs\n"
-                    f"  recorded: {json.dumps(recorded)[:500]}\n"
-                    f"  replayed: {json.dumps(replayed)[:500]}"
-                )
+            message = f"recorded {record['kind']}, replayed {kind}"
+            raise Diverged(
+                self.step, "call", message, [PartDiff("call", unified("call", record["kind"], kind))]
+            )
+        if kind == "react_step":
+            self._check_llm_request(record["response"], response)
+            self._check_fields(record["response"], response, ANSWER_FIELDS, "answer")
+            if self.step == self._from_step and self._live is not None:
+                self._question.llm_config = dict(self._live)  # the next step asks the live LLM
+        else:
+            self._check_fields(record["response"], response, OBSERVATION_FIELDS[kind], "observation")
+
+    def _check_llm_request(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:
+        if not self._strict or "llm_request" not in recorded:
+            return
+        diffs = llm_request_diffs(recorded["llm_request"], replayed.get("llm_request") or {})
+        if diffs:
+            raise Diverged(self.step, diffs[0].part, f"the LLM was asked another {diffs[0].part}", diffs)
+
+    def _check_fields(
+        self, recorded: dict[str, Any], replayed: dict[str, Any], names: tuple[str, ...], part: str
+    ) -> None:
+        diffs = [
+            PartDiff(name, unified(name, _text(_compared(recorded, name)), _text(_compared(replayed, name))))
+            for name in names
+            if _compared(recorded, name) != _compared(replayed, name)
+        ]
+        if diffs:
+            what = diffs[0].part
+            tool = f" of {replayed.get('tool_name')}" if replayed.get("tool_name") else ""
+            raise Diverged(self.step, part if part == "observation" else what, f"{what}{tool} differs", diffs)

@@ -104,8 +104,8 @@ def test_upload_ask_record_replay(
     records[4]["response"]["observation"] = "File: src/app.py (2 lines)\n    1 | changed"
     trace.write_text("".join(json.dumps(record) + "\n" for record in records))
     assert main(["replay", str(trace), "--server", url]) == 1
-    error = capsys.readouterr().err
-    assert "call 4 (execute_action): observation differs" in error
+    printed = capsys.readouterr().out
+    assert "replay diverged at step 2: observation of read_file differs" in printed
 
 
 def test_replay_without_server_runs_in_process(

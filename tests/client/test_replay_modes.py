@@ -87,8 +87,8 @@ def test_a_trace_replays_in_either_mode(
     assert ("tools" in llm_server.requests[0]) is (recorded_in == "native")
 
     with ScriptedLLMServer(recorded_replies(records)) as replay_llm:
-        outcome = replay(records, server, replay_llm, tool_calling=replayed_in)
-        assert (outcome.status, outcome.steps) == ("final_answer", 4)
+        report = replay(records, server, replay_llm, tool_calling=replayed_in)
+        assert (report.ok, report.status, report.steps) == (True, "final_answer", 4), report.explain()
         assert {"tools" in request for request in replay_llm.requests} == {replayed_in == "native"}
     capsys.readouterr()
     assert main(["replay", str(trace), "--server", server, "--tool-calling", replayed_in]) == 0

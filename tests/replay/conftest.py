@@ -15,6 +15,12 @@ from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore
 
 
+@pytest.fixture(autouse=True)
+def client_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands send the service key the test servers ask for."""
+    monkeypatch.setenv("REACTSTEP_CLIENT_API_KEY", SERVICE_KEY)
+
+
 @pytest.fixture
 def server(tmp_path: Path, llm_server: ScriptedLLMServer, local_store: LocalStore) -> Iterator[str]:
     with BackgroundServer(create_app(settings_for(tmp_path / "server", llm_server), store=local_store)) as up:
