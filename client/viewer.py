@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from reactstep.client.errors import ReactstepError
 from reactstep.client.replay_report import ReplayReport
-from reactstep.client.trace import TRACE_VERSION
+from reactstep.client.trace import READ_VERSIONS
 
 TEMPLATE = "viewer_page.html"
 CALL_KINDS = ("execute_action", "client_action", "approval")
@@ -56,10 +56,10 @@ def read_trace(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             warnings.append(f"line {number} is not a record; it is left out")
     if not records or records[0].get("kind") != "session":
         raise NotViewable(f"{path} is not a reactstep trace (no session line first)")
-    if records[0].get("version") != TRACE_VERSION:
+    if records[0].get("version") not in READ_VERSIONS:
         warnings.append(
-            f"recorded with trace format {records[0].get('version')}, this viewer reads {TRACE_VERSION}: "
-            "some parts may be missing"
+            f"recorded with trace format {records[0].get('version')}, this viewer reads "
+            f"{', '.join(map(str, READ_VERSIONS))}: some parts may be missing"
         )
     return records, warnings
 
@@ -74,25 +74,40 @@ def read_report(path: Path) -> ReplayReport:
         raise NotViewable(f"{path} is not a replay report: {where}: {first['msg']}") from exc
 
 
-def steps_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per react_step (1-based `n`), holding the calls that followed it."""
+def steps_of(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """One entry per react_step (1-based `n`), holding the calls that belong to it (by their `step`,
+    else the last step before them); and the texts the LLM was asked, each once, by their sha256."""
     steps: list[dict[str, Any]] = []
+    texts: dict[str, str] = {}
     for record in records[1:]:
         kind = record.get("kind")
         response = record.get("response") or {}
         if kind == "react_step":
-            steps.append(_step(len(steps) + 1, response))
+            steps.append(_step(len(steps) + 1, response, record.get("at_ms"), texts))
         elif steps:
-            steps[-1]["calls"].append(_call(str(kind), record.get("request") or {}, response))
-    return steps
+            owner = record.get("step")
+            step = steps[owner - 1] if isinstance(owner, int) and 1 <= owner <= len(steps) else steps[-1]
+            step["calls"].append(_call(str(kind), record.get("request") or {}, response))
+    return steps, texts
 
 
-def _step(number: int, response: dict[str, Any]) -> dict[str, Any]:
+def _asked(llm_request: dict[str, Any], texts: dict[str, str]) -> list[dict[str, str]]:
+    """The parts of what the LLM was asked, by name and hash; each part's text goes into `texts` once
+    (a history message or an unchanged system prompt is embedded once, not at every step)."""
+    rendered = llm_request.get("rendered") or {}
+    for part, digest in (llm_request.get("parts") or {}).items():
+        if digest not in texts and isinstance(rendered.get(part), str):
+            texts[digest] = rendered[part]
+    return [{"part": part, "sha256": digest} for part, digest in (llm_request.get("parts") or {}).items()]
+
+
+def _step(number: int, response: dict[str, Any], at_ms: Any, texts: dict[str, str]) -> dict[str, Any]:
     action = response.get("action_details") or {}
     usage = response.get("usage") or {}
     timing = response.get("timing") or {}
     return {
         "n": number,
+        "at_ms": at_ms,
         "status": response.get("status"),
         "thought": response.get("thought"),
         "tool": action.get("tool_name"),
@@ -109,6 +124,7 @@ def _step(number: int, response: dict[str, Any]) -> dict[str, Any]:
             "completion": usage.get("completion_tokens") or 0,
         },
         "ms": {"llm": timing.get("llm_ms"), "step": timing.get("total_ms")},
+        "asked": _asked(response.get("llm_request") or {}, texts),
         "calls": [],
     }
 
@@ -134,7 +150,7 @@ def page_data(path: Path, report: ReplayReport | None = None) -> dict[str, Any]:
     """Everything the page shows, as the JSON it embeds."""
     records, warnings = read_trace(path)
     header = records[0]
-    steps = steps_of(records)
+    steps, texts = steps_of(records)
     if report is not None and report.diverged_at is not None and not 1 <= report.diverged_at <= len(steps):
         warnings.append(f"the report names step {report.diverged_at}; the trace has {len(steps)}")
     return {
@@ -145,7 +161,9 @@ def page_data(path: Path, report: ReplayReport | None = None) -> dict[str, Any]:
         "session_id": header.get("session_id"),
         "query": header.get("user_query"),
         "model": next((step["model"] for step in steps if step["model"]), None),
+        "reactstep_version": header.get("reactstep_version"),
         "steps": steps,
+        "texts": texts,
         "report": None if report is None else report.model_dump(),
         "warnings": warnings,
     }

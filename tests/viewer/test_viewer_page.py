@@ -63,6 +63,7 @@ def test_the_page_holds_each_step_as_recorded(recorded_trace: Path) -> None:
     assert steps[3]["final_answer"] == "main() returns 43 now."
     assert all(step["tokens"]["prompt"] > 0 and step["ms"]["step"] > 0 for step in steps)
     assert (data["project_id"], data["project_version"], data["query"]) == ("demo", 0, "make main return 43")
+    assert data["reactstep_version"] == load_trace(recorded_trace)[0]["reactstep_version"]
     assert data["warnings"] == [] and data["report"] is None
 
 
@@ -81,8 +82,25 @@ def test_keys_tokens_and_history_stay_out_of_the_page(recorded_trace: Path) -> N
     page = render(page_data(recorded_trace))
     assert token not in page
     assert "conversation_history" not in page
-    # the 62-line read is in the page once (its step), not again in each later step's history
-    assert page.count("# line 59") == 1
+    # the 62-line read is in the page twice (its observation, and the history message the next step
+    # asked the model with), not again in each later step's history
+    assert page.count("# line 59") == 2
+
+
+def test_what_the_model_was_asked_is_embedded_once_per_text(recorded_trace: Path) -> None:
+    records = load_trace(recorded_trace)
+    asked = [record["response"]["llm_request"] for record in records if record["kind"] == "react_step"]
+    data = page_data(recorded_trace)
+    assert [step["asked"] for step in data["steps"]] == [
+        [{"part": part, "sha256": digest} for part, digest in request["parts"].items()] for request in asked
+    ]
+    rendered = {
+        request["parts"][part]: text for request in asked for part, text in request["rendered"].items()
+    }
+    assert data["texts"] == rendered
+    system_prompt = asked[0]["rendered"]["system prompt"]
+    assert {request["rendered"]["system prompt"] for request in asked} == {system_prompt}
+    assert json.dumps(data).count(json.dumps(system_prompt)[1:-1]) == 1
 
 
 def test_view_writes_next_to_the_trace_and_prints_where(
@@ -140,5 +158,5 @@ def test_a_trace_cut_short_or_of_another_format_is_shown_with_a_warning(
     assert [(step["tool"], len(step["calls"])) for step in data["steps"]] == [("read_file", 1)]
     assert data["warnings"] == [
         "line 4 is not JSON (a run cut short?); it is left out",
-        "recorded with trace format 99, this viewer reads 1: some parts may be missing",
+        "recorded with trace format 99, this viewer reads 1, 2: some parts may be missing",
     ]
