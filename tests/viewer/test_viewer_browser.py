@@ -182,3 +182,18 @@ def test_nothing_leaves_the_page(browser: Any, page: Path) -> None:
     )  # the script ran
     assert [entry for entry in browser.get_log("browser") if entry["level"] != "INFO"] == []
     assert os.path.getsize(page) < 200_000
+
+
+def test_a_report_that_matched_says_so_and_marks_no_step(
+    browser: Any, recorded_trace: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "report.json").write_text(json.dumps({"ok": True, "diverged_at": None, "diffs": []}))
+    out = tmp_path / "ok.html"
+    assert main(["view", str(recorded_trace), "--report", str(tmp_path / "report.json"), "-o", str(out)]) == 0
+    opened(browser, out, 1280)
+    banner = browser.find_element("id", "banner")
+    assert (banner.get_attribute("class"), banner.text) == (
+        "banner ok",
+        "The replay followed the recording to its end.",
+    )
+    assert browser.find_elements("css selector", ".step.diverged, #divergence-link") == []
