@@ -2,9 +2,10 @@
 server's heavy libraries, and a fresh venv holding only `pip install ./client` runs the command (sync,
 index, the stdio MCP relay) and the library against a real server on 127.0.0.1.
 
-The fresh venv is cached under .cache/client-venv/<hash of client/pyproject.toml and the Python version>,
-so only the first run downloads the client's dependencies from the package registry; each run installs the
-checkout's client code in it again (built from a copy, so the checkout gets no build files).
+The fresh venv is cached under .cache/client-venv/<hash of client/pyproject.toml's dependencies and the
+Python version>, so only the first run downloads the client's dependencies from the package registry; each
+run installs the checkout's client code in it again (built from a copy, so the checkout gets no build
+files).
 """
 
 import hashlib
@@ -13,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -88,8 +90,9 @@ def test_the_client_loads_none_of_the_servers_libraries(load: str) -> None:
 
 
 def venv_key() -> str:
-    digest = hashlib.sha256((ROOT / "client" / "pyproject.toml").read_bytes())
-    digest.update(sys.version.encode())
+    """What the cached venv's contents depend on: the client's dependencies and this Python."""
+    project = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
+    digest = hashlib.sha256(json.dumps([project["dependencies"], sys.version]).encode())
     return digest.hexdigest()[:16]
 
 
@@ -116,7 +119,7 @@ def client_venv() -> Path:
     with tempfile.TemporaryDirectory() as scratch:
         source = client_source(Path(scratch))
         if not (venv / "ready").exists():
-            shutil.rmtree(venv, ignore_errors=True)
+            shutil.rmtree(CACHE, ignore_errors=True)  # an older one is of no further use
             run(sys.executable, "-m", "venv", venv)
             run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", source)  # from the registry
             (venv / "ready").touch()
