@@ -99,7 +99,10 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
         "--seed", "42",
         "--cache", "True",  # keeps evaluated prefixes: text and native prompts take turns
         "--cache_size", str(512 << 20),
-        "--n_threads", "2",
+        # One thread: on a loaded machine two threads wait for each other at every op (a generated
+        # token took about a second at load 10); one thread evaluated prompts faster there too.
+        "--n_threads", "1",
+        "--n_threads_batch", "1",
         "--verbose", "False",
     ]  # fmt: skip
     with log.open("wb") as sink:

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from tests.llm_server.conftest import ModelServer
-from tests.llm_server.real_steps import REACT, assert_plumbing, parse_events, show, step, step_body
+from tests.llm_server.real_steps import REACT, assert_plumbing, parse_events, step, step_body
 
 pytestmark = pytest.mark.llm_server
 
@@ -41,11 +41,18 @@ def test_a_native_step_after_a_call_with_no_thought(reactstep_url: str) -> None:
 
 
 def test_a_streamed_native_step(reactstep_url: str) -> None:
+    """llama-cpp-python streams a text reply but not a call it chose (its chatml-function-calling raises
+    "Automatic streaming tool choice is not supported", a 500): the stream then ends in an error event
+    naming the model server's failure, never in a half-read action."""
     request = step_body(stream=True, llm_config=NATIVE, conversation_history=[EARLIER])
     response = httpx.post(f"{reactstep_url}{REACT}", json=request, timeout=300)
     assert response.status_code == 200
     *thoughts, (last, result) = parse_events(response.text)
-    show(result)
+    print(last, result)
+    assert {name for name, _ in thoughts} <= {"thought"}
+    if last == "error":
+        assert result["error"]["code"] == "llm_unavailable"
+        return
     assert last == "result"
     assert_plumbing(result)
     assert "".join(data["delta"] for _, data in thoughts) == result["thought"]
