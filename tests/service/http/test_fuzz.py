@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -178,3 +179,45 @@ def wait_until_ready(url: str) -> None:
     while httpx.get(f"{url}/readyz").status_code != 200:
         assert time.monotonic() < deadline, "the server never became ready"
         time.sleep(0.05)
+
+
+# What schemathesis found, each as the exact answer it gets now (status, error code, a header).
+FILES, SINCE, JSON = "/api/projects/demo/files/", "/api/projects/demo/changes?since=", "application/json"
+FOUND: dict[str, tuple[str, str, dict[str, Any], int, str | None]] = {
+    "405 names every method": ("OPTIONS", f"{FILES}a.py", {}, 405, "method_not_allowed"),
+    "path with a control char": ("GET", f"{FILES}a%01.py", {}, 422, "invalid_path"),
+    "path part over 255 bytes": ("GET", FILES + "é" * 128, {}, 422, "invalid_path"),
+    "version past 18 digits": ("GET", SINCE + "9" * 19, {}, 422, "validation_failed"),
+    "version in other digits": ("GET", f"{SINCE}²", {}, 422, "validation_failed"),
+    "If-None-Match not *": ("PUT", f"{FILES}b.py", {"if-none-match": '"x"'}, 400, "bad_request"),
+    "a PUT without a body": ("PUT", f"{FILES}empty.py", {}, 200, None),
+    "mcp with Accept */*": ("POST", "/mcp/demo", {"content-type": JSON}, 200, None),
+    "mcp not UTF-8": ("POST", "/mcp/demo", {"content-type": JSON, "x-body": "\xff"}, 400, "invalid_json"),
+}
+PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+
+
+@pytest.mark.parametrize(("method", "url", "headers", "status", "code"), FOUND.values(), ids=FOUND.keys())
+def test_what_schemathesis_found(
+    tmp_path: Path, method: str, url: str, headers: dict[str, str], status: int, code: str | None
+) -> None:
+    body = headers.pop("x-body", "").encode("latin-1") or (PING if url.startswith("/mcp") else b"")
+    response = TestClient(build_app(tmp_path)).request(method, url, content=body, headers={**AUTH, **headers})
+    assert response.status_code == status
+    if code is not None:
+        assert response.json()["error"]["code"] == code
+    if status == 405:
+        assert response.headers["allow"] == "DELETE, GET, HEAD, PUT"
+
+
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        ([{"name": "run"}, {"name": "run"}], "client tool 'run' has the name of another client tool"),
+        ([{"name": "read_file"}], "client tool 'read_file' has the name of a server tool"),
+    ],
+)
+def test_client_tool_names_are_their_own(tmp_path: Path, tools: list[dict[str, str]], message: str) -> None:
+    step = {"project_id": "demo", "session_id": "s", "user_query": "q", "client_tools": tools}
+    response = TestClient(build_app(tmp_path)).post("/api/agent/react_step", json=step, headers=AUTH)
+    assert (response.status_code, response.json()["error"]["message"]) == (422, message)
