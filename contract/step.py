@@ -50,7 +50,7 @@ class LLMConfig(StrictModel):
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: Annotated[Integer, Field(ge=1, le=32_768)] | None = None
     """Cap on the reply's tokens (default 1024). Above
-    32768: 422 `max_tokens_too_large`. Whatever the provider sends, a
+    REACTSTEP_LLM_MAX_TOKENS_CAP: 422 `max_tokens_too_large`. Whatever the provider sends, a
     reply longer than 100,000 characters is cut (status `truncated_output`, noted).
     """
     api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
