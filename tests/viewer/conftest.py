@@ -3,6 +3,7 @@ scripted LLM behind it, through a long read (collapsed on the page), a client to
 holds `</script>`, and an approved write."""
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +32,9 @@ LINT = ClientTool(
 )
 
 
-@pytest.fixture(scope="session")
-def recorded_trace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The trace file (4 steps: read_file, lint on the client, an approved write, the answer)."""
-    root = tmp_path_factory.mktemp("recorded")
-    store = LocalStore(root / "objects")
-    store.put("demo", "src/app.py", LONG_FILE)
-
-    def lint(tool_name: str, tool_args: dict[str, Any]) -> str:
-        return HOSTILE
-
+@contextmanager
+def serving(root: Path, store: LocalStore, replies: list[str] = REPLIES) -> Iterator[str]:
+    """The server on loopback, its LLM a scripted one answering `replies`; its URL."""
     with ScriptedLLMServer() as llm:
         settings = Settings(
             data_dir=root / "server",
@@ -50,15 +44,34 @@ def recorded_trace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             approval_secret="viewer-test-secret-0123456789abcdef",
         )
         with BackgroundServer(create_app(settings, store=store)) as server:
-            llm.push(*REPLIES)
-            with Client(server.url) as client:
-                result = client.run(
-                    "make main return 43",
-                    project="demo",
-                    tools=[LINT],
-                    on_action=lint,
-                    approve=lambda call: True,
-                    trace=root / "trace.jsonl",
-                )
+            llm.push(*replies)
+            yield server.url
+
+
+def record(server_url: str, trace: Path, tools: tuple[ClientTool, ...] = (LINT,)) -> Path:
+    """Ask the question through Client.run (with the client tool lint), the trace written to `trace`."""
+
+    def lint(tool_name: str, tool_args: dict[str, Any]) -> str:
+        return HOSTILE
+
+    with Client(server_url) as client:
+        result = client.run(
+            "make main return 43",
+            project="demo",
+            tools=list(tools),
+            on_action=lint,
+            approve=lambda call: True,
+            trace=trace,
+        )
     assert result.status == "final_answer"
-    yield root / "trace.jsonl"
+    return trace
+
+
+@pytest.fixture(scope="session")
+def recorded_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The trace file (4 steps: read_file, lint on the client, an approved write, the answer)."""
+    root = tmp_path_factory.mktemp("recorded")
+    store = LocalStore(root / "objects")
+    store.put("demo", "src/app.py", LONG_FILE)
+    with serving(root, store) as url:
+        return record(url, root / "trace.jsonl")

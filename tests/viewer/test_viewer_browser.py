@@ -1,7 +1,8 @@
 """The viewer's page in a real browser: Debian's headless chromium, driven by selenium through the
 system's chromedriver (no driver download). The page for a recorded trace shows each step, expands a
-long observation, moves between steps with the keyboard, marks the step a report names, fits a
-375 px wide window, and asks for nothing over the network. Screenshots are saved beside the page."""
+long observation, moves between steps with the keyboard, marks the step a report names (one written
+by a real strict replay too), fits a 375 px wide window, and asks for nothing over the network.
+Screenshots are saved beside the page."""
 
 import json
 import os
@@ -14,7 +15,8 @@ import pytest
 
 from reactstep.client.cli import main
 from reactstep.client.trace import load_trace
-from tests.viewer.conftest import HOSTILE
+from reactstep.tools.store.local import LocalStore
+from tests.viewer.conftest import HOSTILE, LONG_FILE, REPLIES, record, serving
 
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -197,3 +199,26 @@ def test_a_report_that_matched_says_so_and_marks_no_step(
         "The replay followed the recording to its end.",
     )
     assert browser.find_elements("css selector", ".step.diverged, #divergence-link") == []
+
+
+def test_a_real_replay_report_marks_the_step_whose_observation_changed(browser: Any, tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "src/app.py", LONG_FILE)
+    server_tools_only = [reply for reply in REPLIES if "lint(" not in reply]  # replay runs no client tool
+    with serving(tmp_path, store, server_tools_only) as url:
+        trace = record(url, tmp_path / "trace.jsonl", tools=())
+        store.put("demo", "src/app.py", LONG_FILE.replace(b"return 42", b"return 41"))
+        replayed = ["replay", str(trace), "--server", url, "--report", str(tmp_path / "report.json")]
+        assert main([*replayed, "--ignore-version"]) == 1  # diverged
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (report["diverged_at"], report["part"]) == (1, "observation")
+    assert main(["view", str(trace), "--report", str(tmp_path / "report.json")]) == 0
+    opened(browser, tmp_path / "trace.html", 1280)
+    browser.find_element("id", "divergence-link").click()
+    assert active_step(browser) == "1"
+    marked = browser.find_element("css selector", ".step.diverged")
+    assert marked.get_attribute("data-step") == "1"
+    changed = [
+        line.text for line in marked.find_elements("css selector", ".divergence .del, .divergence .add")
+    ]
+    assert "-    2 |     return 42" in changed and "+    2 |     return 41" in changed
