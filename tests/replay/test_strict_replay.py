@@ -127,3 +127,16 @@ def test_usage_errors_exit_2(record: Record, tmp_path: Path, capsys: pytest.Capt
     future.write_text(json.dumps({"kind": "session", "version": 3}) + "\n")
     assert main(["replay", str(future)]) == 2
     assert "recorded with trace format 3, this reactstep reads 1, 2" in capsys.readouterr().err
+
+
+def test_a_smaller_step_budget_diverges_in_the_message_that_says_it_is_the_last_step(
+    record: Record, server: str
+) -> None:
+    records = load_trace(record())
+    records[0]["max_iterations"] = 2  # step 2 is now the last: the prompt tells the model so
+    with ScriptedLLMServer(recorded_replies(records)) as llm:
+        report = replay(records, server, llm, api_key=SERVICE_KEY)
+    assert (report.diverged_at, report.part) == (2, "message 3"), report.explain()
+    assert report.diffs[0].diff.startswith("--- recorded message 3\n+++ replayed message 3\n@@")
+    assert "\n+This is your last step: you cannot use another tool." in report.diffs[0].diff
+    assert report.explain().startswith("replay diverged at step 2: the LLM was asked another message 3\n")
