@@ -31,7 +31,7 @@ from reactstep.client.loop import (
     run_loop,
 )
 from reactstep.client.scripted_llm import Recorded, ScriptedLLMServer
-from reactstep.client.trace import TRACE_VERSION, ReplayMismatch
+from reactstep.client.trace import TRACE_VERSION, ReplayMismatch, recorded_texts
 
 ANSWER_FIELDS = ("status", "thought", "action_details", "final_answer", "format_error")
 OBSERVATION_FIELDS = {
@@ -196,14 +196,19 @@ def unified(part: str, recorded: str, replayed: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def llm_request_diffs(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[PartDiff]:
-    """The parts of two llm_request answers whose hashes differ (the model aside), most telling first."""
+def llm_request_diffs(
+    recorded: dict[str, Any], replayed: dict[str, Any], known: dict[str, str] | None = None
+) -> list[PartDiff]:
+    """The parts of two llm_request answers whose hashes differ (the model aside), most telling first;
+    `known`: texts by hash, for a recorded part whose text an earlier step holds."""
     was, now = recorded.get("parts", {}), replayed.get("parts", {})
     messages = sorted(
         {name for name in (*was, *now) if name.startswith("message ")}, key=lambda name: int(name.split()[1])
     )
     differing = [name for name in (*FIRST_PARTS, *messages) if was.get(name) != now.get(name)]
-    texts_then, texts_now = recorded.get("rendered") or {}, replayed.get("rendered") or {}
+    texts_then = {name: (known or {}).get(digest, "") for name, digest in was.items()}
+    texts_then.update(recorded.get("rendered") or {})
+    texts_now = replayed.get("rendered") or {}
     return [
         PartDiff(name, unified(name, texts_then.get(name, ""), texts_now.get(name, ""))) for name in differing
     ]
@@ -236,6 +241,7 @@ class _Comparer:
         live: dict[str, Any] | None,
     ) -> None:
         self._expected = expected
+        self._texts = recorded_texts(expected)
         self._position = 0
         self._strict = strict
         self._question = question
@@ -295,7 +301,7 @@ class _Comparer:
     def _check_llm_request(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:
         if not self._strict or "llm_request" not in recorded:
             return
-        diffs = llm_request_diffs(recorded["llm_request"], replayed.get("llm_request") or {})
+        diffs = llm_request_diffs(recorded["llm_request"], replayed.get("llm_request") or {}, self._texts)
         if diffs:
             raise Diverged(self.step, diffs[0].part, f"the LLM was asked another {diffs[0].part}", diffs)
 

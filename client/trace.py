@@ -34,6 +34,7 @@ class TraceRecorder:
         self._stream = stream
         self._started = time.monotonic()
         self._step = 0
+        self._texts_written: set[str] = set()  # the hashes of the llm_request texts already in the file
         header = _without_keys(asdict(question))
         header.pop("include_llm_request", None)
         session = {"kind": "session", "version": TRACE_VERSION, "project_version": project_version}
@@ -44,7 +45,23 @@ class TraceRecorder:
         self._step += kind == "react_step"
         at_ms = round((time.monotonic() - self._started) * 1000, 1)
         record = {"kind": kind, "step": self._step, "at_ms": at_ms}
-        self._write({**record, "request": _without_keys(request), "response": _without_keys(response)})
+        response = self._each_text_once(_without_keys(response))
+        self._write({**record, "request": _without_keys(request), "response": response})
+
+    def _each_text_once(self, response: dict[str, Any]) -> dict[str, Any]:
+        """The response with only the llm_request texts no earlier line holds (the rest are known by
+        their hash: the system prompt and the history are written once, not at every step)."""
+        seen = response.get("llm_request")
+        if not isinstance(seen, dict) or not isinstance(seen.get("rendered"), dict):
+            return response
+        parts: dict[str, str] = seen.get("parts") or {}
+        rendered = {
+            name: text
+            for name, text in seen["rendered"].items()
+            if parts.get(name) not in self._texts_written
+        }
+        self._texts_written.update(parts.get(name, "") for name in rendered)
+        return {**response, "llm_request": {**seen, "rendered": rendered}}
 
     def _write(self, record: dict[str, Any]) -> None:
         self._stream.write(json.dumps(record, sort_keys=True) + "\n")
@@ -62,6 +79,16 @@ def load_trace(path: Path) -> list[dict[str, Any]]:
             f"{', '.join(map(str, READ_VERSIONS))}"
         )
     return records
+
+
+def recorded_texts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Every llm_request text a trace holds, by its SHA-256 (a text is written once, where first asked)."""
+    texts: dict[str, str] = {}
+    for record in records:
+        seen = record.get("response", {}).get("llm_request") or {}
+        for name, text in (seen.get("rendered") or {}).items():
+            texts.setdefault(seen.get("parts", {}).get(name, ""), text)
+    return texts
 
 
 def _without_keys(value: Any) -> Any:

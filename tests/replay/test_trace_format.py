@@ -10,7 +10,7 @@ from replay_helpers import QUESTION, SERVICE_KEY, TEXT_REPLIES, Record, settings
 
 from reactstep.client import Client
 from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.client.trace import ReplayMismatch, load_trace
+from reactstep.client.trace import ReplayMismatch, load_trace, recorded_texts
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore
@@ -47,6 +47,10 @@ def test_a_recorded_trace_follows_the_schema_and_holds_what_the_llm_was_asked(re
     third = records[5]["response"]["llm_request"]
     assert {"message 2", "message 3"} <= set(third["parts"])  # the steps so far, as messages
     assert third["parts"]["system prompt"] == seen["parts"]["system prompt"]
+    assert "system prompt" not in third["rendered"] and "message 1" not in third["rendered"]  # written once
+    texts = recorded_texts(records)
+    steps = [line["response"]["llm_request"] for line in records if line["kind"] == "react_step"]
+    assert all(texts[digest] for step in steps for digest in step["parts"].values())
     assert first["response"]["raw_output"].startswith("Thought: Let me see the layout.")
     assert "return 42" in records[4]["response"]["observation"]
     assert first["response"]["usage"]["total_tokens"] >= 0 and "llm_ms" in first["response"]["timing"]

@@ -99,7 +99,7 @@ def test_what_the_model_was_asked_is_embedded_once_per_text(recorded_trace: Path
     }
     assert data["texts"] == rendered
     system_prompt = asked[0]["rendered"]["system prompt"]
-    assert {request["rendered"]["system prompt"] for request in asked} == {system_prompt}
+    assert {request["parts"]["system prompt"] for request in asked} == {asked[0]["parts"]["system prompt"]}
     assert json.dumps(data).count(json.dumps(system_prompt)[1:-1]) == 1
 
 
