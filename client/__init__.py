@@ -1,6 +1,11 @@
-"""The reactstep client library: `from reactstep.client import Client, AsyncClient`."""
+"""The reactstep client library: `from reactstep.client import Client, AsyncClient`.
 
-from reactstep.client.async_client import AsyncClient
+AsyncClient (and asyncio with it) is loaded when first asked for, so a program that uses the sync
+Client does not pay for it.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from reactstep.client.client import Client
 from reactstep.client.errors import (
     ApiError,
@@ -24,6 +29,9 @@ from reactstep.client.operations import NEW_FILE
 from reactstep.client.pull import PullRefused, PullReport
 from reactstep.client.retries import NO_RETRIES, RetryPolicy
 from reactstep.client.sync import SyncOptions, SyncRefused, SyncReport
+
+if TYPE_CHECKING:
+    from reactstep.client.async_client import AsyncClient
 
 __all__ = [
     "NEW_FILE",
@@ -55,3 +63,13 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """AsyncClient, imported on first use (PEP 562)."""
+    if name == "AsyncClient":
+        from reactstep.client.async_client import AsyncClient
+
+        globals()["AsyncClient"] = AsyncClient
+        return AsyncClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

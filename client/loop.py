@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from reactstep.client import operations
 from reactstep.client.calls import Op
@@ -34,6 +34,8 @@ RETRY_STATUSES = ("format_error", "truncated_output")
 
 class ApprovalRequest(BaseModel):
     """A write a server tool proposes: what `approve` decides on."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first approval, not at import
 
     tool_name: str
     tool_args: dict[str, Any]

@@ -12,7 +12,7 @@ import unicodedata
 from urllib.parse import unquote
 
 MAX_PATH_CHARS = 1024
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+_CONTROL = r"[\x00-\x1f\x7f\\]"  # compiled at its first use (re caches it), not at import
 
 
 def path_problem(path: str) -> str | None:
@@ -25,7 +25,7 @@ def path_problem(path: str) -> str | None:
         return "not valid UTF-8 text"
     decoded = unquote(unquote(path))
     for text in (path, decoded):
-        if _CONTROL.search(text):
+        if re.search(_CONTROL, text):
             return "a control character or a backslash"
         if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
             return "absolute"

@@ -12,7 +12,6 @@ format 2: with `llm_request`, the hashes and text of what the LLM was asked).
 import json
 import time
 from dataclasses import asdict
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
@@ -101,6 +100,9 @@ def _without_keys(value: Any) -> Any:
 
 
 def _reactstep_version() -> str | None:
+    # imported here, when a trace is written: importlib.metadata costs every import of the client 6 ms
+    from importlib.metadata import PackageNotFoundError, version
+
     for distribution in ("reactstep", "reactstep-client"):
         try:
             return version(distribution)

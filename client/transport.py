@@ -5,7 +5,6 @@ The sync and async transports share everything but the send, the sleep and the s
 `Attempts` decides after each answer or failure whether to wait and send again, or to raise.
 """
 
-import asyncio
 import time
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
@@ -138,6 +137,8 @@ class AsyncTransport:
             await response.aclose()
 
     async def _open(self, call: Call, stream: bool) -> httpx.Response:
+        import asyncio  # here, not at the top: a program using the sync Client never loads asyncio
+
         request = build(self.http, call, stream)
         attempts = Attempts(call, self.policy)
         while True:

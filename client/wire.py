@@ -4,7 +4,7 @@ and the events of a streamed step as the library hands them out.
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteActionResponse
 from reactstep.contract.indexing import IndexProgress
@@ -51,12 +51,16 @@ def wire_of(model: BaseModel) -> dict[str, Any]:
 class StepResult(BaseModel):
     """`result`: the step's answer, the stream's last event."""
 
+    model_config = ConfigDict(defer_build=True)  # built at its first event, as the contract's are
+
     event: Literal["result"] = "result"
     response: ReactStepResponse
 
 
 class OtherEvent(BaseModel):
     """An event this library does not know yet, kept as it came."""
+
+    model_config = ConfigDict(defer_build=True)  # built at its first event, as the contract's are
 
     event: str
     data: dict[str, Any]

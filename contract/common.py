@@ -81,7 +81,13 @@ def nulls_left_out(schema: dict[str, Any]) -> None:
 
 class WireModel(BaseModel):
     """A body of the HTTP contract: the docstrings of the class and its fields are the spec's descriptions
-    (scripts/openapi.py reads the fields' docstrings from this source)."""
+    (scripts/openapi.py reads the fields' docstrings from this source).
+
+    Its validator is built when it first validates, not when the module is imported: a client that
+    reads three of the contract's thirty-odd models pays for those three (the rules are the same).
+    """
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class StrictModel(WireModel):
@@ -90,13 +96,12 @@ class StrictModel(WireModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-HEADER_SAFE_PATTERN = r"^[\x20-\x7e]*$"
-_HEADER_SAFE = re.compile(HEADER_SAFE_PATTERN)
+HEADER_SAFE_PATTERN = r"^[\x20-\x7e]*$"  # compiled at its first use (re caches it), not at import
 
 
 def _header_safe(key: SecretStr) -> SecretStr:
     """Refuse a key that no Authorization header can carry, before it is sent anywhere."""
-    if not _HEADER_SAFE.fullmatch(key.get_secret_value()):
+    if not re.fullmatch(HEADER_SAFE_PATTERN, key.get_secret_value()):
         raise ValueError("a key holds printable ASCII only")
     return key
 
