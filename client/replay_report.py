@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 class PartDiff(BaseModel):
     """One part of a step that differed, as a unified diff."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built when a report is read
 
     part: str
     diff: str
@@ -25,7 +25,7 @@ class PartDiff(BaseModel):
 class ReplayReport(BaseModel):
     """A replay's verdict: ok, or the step it left the recording at and what differed there."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built when a report is read
 
     ok: bool
     diverged_at: int | None = None
