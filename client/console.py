@@ -37,6 +37,8 @@ class StepPrinter:
                 print()
             print_step(self._step, response, thought_shown=self._streamed)
             self._streamed = False
+        elif kind == "step_error":
+            pass  # the error itself is raised, and the command prints it
         elif kind == "approval":
             print("    Approved." if response["approved"] else "    Rejected: nothing was written.")
         elif (response.get("approval") or {}).get("required"):

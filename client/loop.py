@@ -7,8 +7,9 @@ react_step -> final_answer | max_iterations_reached | loop_detected  -> done
 A server write answers its first execute_action with `approval` {required, token, diff} and writes
 nothing: `approve` decides; yes repeats the call with `approval_token` (that answer's observation goes
 into the history), no makes the observation REJECTED. The listener sees each call as (kind, request,
-response) — `react_step`, `execute_action`, `client_action`, `approval` — the trace's records. With
-`stream`, thought deltas go to `on_thought` as they arrive. Every callback may be async with
+response) — `react_step`, `execute_action`, `client_action`, `approval`, and `step_error` for a
+react_step answered with an error (status, code, message; then the error is raised): the trace's
+records. With `stream`, thought deltas go to `on_thought` as they arrive. Every callback may be async with
 AsyncClient (it is awaited).
 """
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reactstep.client import operations
 from reactstep.client.calls import Op
-from reactstep.client.errors import BadResponse, ClientError
+from reactstep.client.errors import ApiError, BadResponse, ClientError, StreamError
 from reactstep.client.wire import ActionDetails, ExecuteActionResponse, ReactStepResponse, wire_of
 
 Listener = Callable[[str, dict[str, Any], dict[str, Any]], Any]
@@ -90,10 +91,14 @@ def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
     history: list[dict[str, Any]] = []
     for step in range(question.max_iterations + 1):
         request = _step_request(question, history, question.max_iterations - step)
-        if question.stream:
-            reply = yield from operations.streamed_step(request, _thoughts_to(local.on_thought))
-        else:
-            reply = yield from operations.step(request)
+        try:
+            if question.stream:
+                reply = yield from operations.streamed_step(request, _thoughts_to(local.on_thought))
+            else:
+                reply = yield from operations.step(request)
+        except ApiError as error:  # the run ends here; the listeners (a trace) hear how
+            yield from _heard(local, "step_error", request, error_record(error))
+            raise
         yield from _heard(local, "react_step", request, wire_of(reply))
         if reply.status in ENDING_STATUSES:
             return RunResult(reply.status, reply.final_answer, step + 1, history)
@@ -104,6 +109,17 @@ def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
             raise BadResponse(f"a {reply.status} step without action_details")
         history.append((yield from _run_action(question, reply, reply.action_details, local)))
     return RunResult("max_iterations_reached", None, question.max_iterations + 1, history)
+
+
+def error_record(error: ApiError) -> dict[str, Any]:
+    """A react_step's error as a trace records it: {status, code, message, stream} (`stream`: an `error`
+    event ended a stream begun with 200)."""
+    return {
+        "status": error.status,
+        "code": error.code,
+        "message": error.message,
+        "stream": isinstance(error, StreamError),
+    }
 
 
 def _step_request(question: Question, history: list[dict[str, Any]], left: int) -> dict[str, Any]:

@@ -8,7 +8,9 @@ recorded, nobody is asked), and stops at the first step that differs from the re
 strict (format 2, same tool-calling mode) ─► the step's llm_request hashes, part by part (the model
     is not compared: replay's is the scripted one) ─► manifest | sampling | system prompt | message N,
     each with a unified diff of the rendered text
-then ─► the step's answer (status, thought, action, final answer, format error)
+then ─► the step's answer (status, thought, action, final answer, format error), or its error code
+    when the recorded run ended in an error (step_error: the scripted LLM answers with the fault
+    that gives that code again; a match reports ok with that code as the status)
     ─► each server or client tool's observation (timings, ids and approval tokens never count)
 live (from_step N) ─► steps 1..N compared as above, then the loop goes on with the `live` llm config
 The Report says where it left the recording (ok, diverged_at, part, diffs) as JSON and as text.
@@ -20,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reactstep.client.client import Client
+from reactstep.client.errors import ApiError
 from reactstep.client.loop import (
     ApprovalRequest,
     Approver,
@@ -30,7 +33,7 @@ from reactstep.client.loop import (
     refuse,
     run_loop,
 )
-from reactstep.client.scripted_llm import Recorded, ScriptedLLMServer
+from reactstep.client.scripted_llm import Fault, Recorded, ScriptedLLMServer, ScriptItem
 from reactstep.client.trace import TRACE_VERSION, ReplayMismatch, recorded_texts
 
 ANSWER_FIELDS = ("status", "thought", "action_details", "final_answer", "format_error")
@@ -42,6 +45,14 @@ OBSERVATION_FIELDS = {
 VOLATILE_APPROVAL_FIELDS = ("token", "expires_at")  # new on every run; the diff is what must match
 FIRST_PARTS = ("manifest", "sampling", "system prompt")  # then the messages, in order
 SHOWN_DIFF_LINES = 40
+# The LLM error codes a scripted fault reproduces: the HTTP status the server's provider call meets
+FAULT_STATUS = {
+    "llm_timeout": 408,
+    "llm_unavailable": 503,
+    "llm_rate_limited": 429,
+    "llm_auth_failed": 401,
+    "llm_bad_response": 400,
+}
 
 
 @dataclass
@@ -99,10 +110,18 @@ class Diverged(ReplayMismatch):
         self.step, self.part, self.message, self.diffs = step, part, message, diffs
 
 
-def recorded_replies(records: list[dict[str, Any]], steps: int | None = None) -> list[Recorded]:
+def recorded_replies(records: list[dict[str, Any]], steps: int | None = None) -> list[ScriptItem]:
     """The model replies of the recording, in order, as the steps that answered them (the first
-    `steps` of them when given)."""
-    replies = [Recorded(record["response"]) for record in records if _answered(record)]
+    `steps` of them when given); a run that ended in an LLM error ends with the fault that causes
+    it again (sticky: the server's retries meet it too; Retry-After 0, so they do not wait)."""
+    replies: list[ScriptItem] = []
+    for record in records:
+        if _answered(record):
+            replies.append(Recorded(record["response"]))
+        elif record["kind"] == "step_error" and record["response"].get("code") in FAULT_STATUS:
+            status = FAULT_STATUS[record["response"]["code"]]
+            message = str(record["response"].get("message") or "recorded fault")
+            replies.append(Fault(status, message=message, retry_after="0", sticky=True))
     return replies if steps is None else replies[:steps]
 
 
@@ -151,6 +170,12 @@ def replay(
         with Client(server_url, api_key) as client:
             outcome: RunResult = client.do(run_loop(question, local))
         comparer.finished(outcome.steps)
+    except ApiError as error:
+        if comparer.ended_in is None:
+            raise  # an error the recording was not compared against (past --from-step, live)
+        comparer.finished(comparer.step)
+        report.ok, report.steps, report.status = True, comparer.step, error.code
+        return report
     except Diverged as diverged:
         report.steps = comparer.step
         report.diverged_at, report.part, report.message = diverged.step, diverged.part, diverged.message
@@ -249,6 +274,7 @@ class _Comparer:
         self._live = live
         self.step = 0
         self.live_from: int | None = None
+        self.ended_in: str | None = None  # the error code of a recorded step_error the replay met too
 
     def _compared_now(self) -> bool:
         return self.live_from is None
@@ -275,7 +301,7 @@ class _Comparer:
         return decide
 
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        if kind == "react_step":
+        if kind in ("react_step", "step_error"):
             self.step += 1
             if self._from_step is not None and self.step == self._from_step + 1:
                 self.live_from = self.step
@@ -290,7 +316,10 @@ class _Comparer:
             raise Diverged(
                 self.step, "call", message, [PartDiff("call", unified("call", record["kind"], kind))]
             )
-        if kind == "react_step":
+        if kind == "step_error":
+            self._check_fields(record["response"], response, ("code",), "error")
+            self.ended_in = response["code"]
+        elif kind == "react_step":
             self._check_llm_request(record["response"], response)
             self._check_fields(record["response"], response, ANSWER_FIELDS, "answer")
             if self.step == self._from_step and self._live is not None:
@@ -316,4 +345,5 @@ class _Comparer:
         if diffs:
             what = diffs[0].part
             tool = f" of {replayed.get('tool_name')}" if replayed.get("tool_name") else ""
-            raise Diverged(self.step, part if part == "observation" else what, f"{what}{tool} differs", diffs)
+            named = part if part in ("observation", "error") else what
+            raise Diverged(self.step, named, f"{what}{tool} differs", diffs)

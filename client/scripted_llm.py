@@ -4,7 +4,8 @@ Trace replay serves the recorded model replies with it, and tests drive litellm 
 HTTP. Each request takes the next script item (see scripted_replies.py): reply text, a Reply
 (tool calls, finish_reason, how it streams), a Fault (an HTTP error status, or a delay), or a Recorded
 step. `"stream": true` requests get an OpenAI SSE chunk stream over chunked transfer encoding; a
-Reply with cut_after_chunks drops the connection mid-stream, without the final chunk or [DONE].
+Reply with cut_after_chunks drops the connection mid-stream, without the final chunk or [DONE]; a sticky
+Fault answers every request after it (a trace that ended in an LLM error replays it, retries included).
 """
 
 import json
@@ -81,8 +82,10 @@ class ScriptedLLMServer:
             return None
 
     def next_item(self) -> ScriptItem | None:
-        """Pop the next scripted item; None when the script is used up."""
+        """Pop the next scripted item (a sticky Fault stays); None when the script is used up."""
         with self._lock:
+            if self._script and isinstance(self._script[0], Fault) and self._script[0].sticky:
+                return self._script[0]
             return self._script.popleft() if self._script else None
 
     def record(self, body: dict[str, Any], authorization: str) -> None:

@@ -52,6 +52,7 @@ class Fault:
     delay_s: float = 0.0
     message: str = "scripted fault"
     retry_after: str | None = None  # the Retry-After header to send with the status
+    sticky: bool = False  # answer every later request with it (a run that ended in it: retries meet it too)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@
 A trace is one `session` line (format `version`, the project version it started from:
 trace_version.py, the reactstep version that recorded it), then one line per call in order:
 `react_step`, `execute_action`, `client_action` (a tool the client ran itself) or `approval` (the
-user's decision on a write, between the two execute_action calls of an approved one), each with
+user's decision on a write, between the two execute_action calls of an approved one) or `step_error`
+(a react_step answered with an error, or a stream ended by an `error` event: the run's last line), each with
 its `step` (the react_step it belongs to, from 1), `at_ms` (since the session began), the request
 sent (keys left out) and the response received (for a streamed step, the terminal `result` event;
-format 2: with `llm_request`, the hashes and text of what the LLM was asked).
+format 2: with `llm_request`, the hashes and text of what the LLM was asked, each text written once:
+a part an earlier line already holds has its hash alone).
 """
 
 import json
@@ -41,7 +43,7 @@ class TraceRecorder:
 
     def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         """Record one call, without the keys the client lent."""
-        self._step += kind == "react_step"
+        self._step += kind in ("react_step", "step_error")
         at_ms = round((time.monotonic() - self._started) * 1000, 1)
         record = {"kind": kind, "step": self._step, "at_ms": at_ms}
         response = self._each_text_once(_without_keys(response))
