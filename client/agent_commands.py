@@ -14,7 +14,6 @@ from reactstep.client.config import ClientConfig
 from reactstep.client.console import StepPrinter
 from reactstep.client.errors import ClientError
 from reactstep.client.loop import ToolRunner
-from reactstep.client.replay import recorded_replies, replay
 from reactstep.client.servers import client_key, in_process_llm_problem, in_process_server, named_or_running
 from reactstep.client.trace import ReplayMismatch, load_trace
 
@@ -113,6 +112,8 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     """Exit 0 when the replay matched, 1 when it diverged (or could not run), 2 for a usage error."""
+    # imported here: replay and its scripted LLM server (http.server, difflib) cost every command ~9 ms
+    from reactstep.client.replay import recorded_replies, replay
     from reactstep.client.scripted_llm import ScriptedLLMServer
 
     if args.live != (args.from_step is not None) or (args.from_step is not None and args.from_step < 0):
