@@ -37,6 +37,7 @@ class Reply:
     chunk_chars: int = 8  # streaming: characters of content per chunk
     chunk_delay_s: float = 0.0  # streaming: pause before each chunk
     cut_after_chunks: int | None = None  # streaming: drop the connection after this many chunks
+    usage_chunk: bool = True  # streaming: send the usage chunk when asked (False: a provider that never does)
 
     @property
     def ending(self) -> str:
@@ -125,7 +126,7 @@ def stream_chunks(model: str, reply: Reply, prompt_chars: int, include_usage: bo
             piece = {"index": index, "function": {"arguments": call.arguments[start : start + step]}}
             yield _chunk(model, {"tool_calls": [piece]})
     yield _chunk(model, {}, reply.ending)
-    if include_usage:
+    if include_usage and reply.usage_chunk:
         body = {**_chunk_envelope(model), "choices": [], "usage": usage_body(reply, prompt_chars)}
         yield json.dumps(body)
     yield "[DONE]"

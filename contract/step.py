@@ -210,7 +210,7 @@ class ReactStepRequest(StrictModel):
 
 
 class Usage(WireModel):
-    """Token counts the provider reported (0 when it reported none)."""
+    """Token counts the provider reported (0 when it reported none), or the server's estimate (estimated)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -218,6 +218,10 @@ class Usage(WireModel):
     cached_tokens: int | None = None
     """Prompt tokens the provider served from its prompt cache; null when the provider does not say
     (llama.cpp's servers reuse a prompt's prefix and report none), never a 0 it did not report."""
+    estimated: bool = False
+    """True when the counts are an estimate, not the provider's: a streamed answer whose provider sent
+    no usage chunk is counted by the server (its tokenizer's guess for an unknown model); false when the
+    provider reported them."""
 
     @model_serializer(mode="wrap")
     def _unknown_stays_null(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -91,7 +91,16 @@ class LiteLLMGateway:
         if getattr(response, "received_finish_reason", "") is None:
             raise LLMUnavailable("the LLM stream ended before its last chunk")
         built = _import_litellm().stream_chunk_builder(chunks)
-        yield reply_from(built, _since(started), stop_dropped)
+        reply = reply_from(built, _since(started), stop_dropped)
+        if not _usage_reported(response):
+            reply = replace(reply, usage=reply.usage.model_copy(update={"estimated": True}))
+        yield reply
+
+
+def _usage_reported(stream: Any) -> bool:
+    """Whether the provider sent a usage chunk: litellm keeps the chunks it received in `chunks` (a
+    provider's usage-only chunk among them), and otherwise puts its own count on the last chunk it yields."""
+    return any(getattr(chunk, "usage", None) is not None for chunk in getattr(stream, "chunks", ()))
 
 
 async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:

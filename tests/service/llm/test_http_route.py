@@ -95,6 +95,7 @@ def test_a_chat_call_skips_the_openai_sdk_and_reads_the_whole_answer(fixed: Fixe
         "completion_tokens": 4,
         "total_tokens": 13,
         "cached_tokens": 5,
+        "estimated": False,
     }
     assert [name for name in fixed.headers[0] if name.startswith("x-stainless")] == []
     assert fixed.headers[0]["authorization"] == "Bearer none"

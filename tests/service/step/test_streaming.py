@@ -191,7 +191,13 @@ def test_zero_iterations_left_streams_only_the_result(
                 "session_id": "s-1",
                 "status": "max_iterations_reached",
                 "thought": "",
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cached_tokens": None},
+                "usage": {
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "total_tokens": 0,
+                    "cached_tokens": None,
+                    "estimated": False,
+                },
                 "timing": {"llm_ms": 0.0, "total_ms": 0.0, "retries": 0},
             },
         )
