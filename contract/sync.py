@@ -5,6 +5,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from reactstep.contract.common import (
+    FILE_PATH_SCHEMA,
     EmbeddingModelConfig,
     Integer,
     StrictModel,
@@ -19,7 +20,8 @@ Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 class SyncRequest(StrictModel):
     """POST /api/projects/{project_id}/sync."""
 
-    files: dict[str, Sha256]
+    # The server's own path rules refuse a key (422 invalid_path, naming it); the pattern says them.
+    files: dict[str, Sha256] = Field(json_schema_extra={"propertyNames": FILE_PATH_SCHEMA})
     """Every file of the client's workspace, canonical relative path -> sha256 hex."""
     base_version: Annotated[Integer, Field(ge=0)] | None = None
     """The version of the client's last sync; null the first time."""
