@@ -65,7 +65,7 @@ class TraceRecorder:
         return {**response, "llm_request": {**seen, "rendered": rendered}}
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._stream.write(json.dumps(record, sort_keys=True) + "\n")
+        self._stream.write(json.dumps(record) + "\n")  # key order kept: a tool schema's order is its prompt's
         self._stream.flush()
 
 

@@ -108,7 +108,10 @@ def test_replay_runs_shell_commands_only_when_allowed(
     records[2]["response"] = {"observation": "goodbye\nExit code: 0", "is_error": False}
     trace.write_text("".join(json.dumps(record) + "\n" for record in records))
     assert main(["replay", str(trace), "--server", server, "--allow-shell", "--cwd", str(tmp_path)]) == 1
-    assert "call 2 (client_action): observation differs" in capsys.readouterr().err
+    assert capsys.readouterr().out == (
+        "replay diverged at step 1: observation differs\n--- recorded observation\n+++ replayed observation\n"
+        "@@ -1,2 +1,2 @@\n-goodbye\n+hello\n Exit code: 0\n"
+    )
 
 
 BACKGROUND = (

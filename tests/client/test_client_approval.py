@@ -175,7 +175,6 @@ def test_replay_fails_when_the_recording_has_no_decision(
     trace.write_text("".join(json.dumps(record) + "\n" for record in doctored))
     capsys.readouterr()
     assert main(["replay", str(trace), "--server", fresh_server]) == 1
-    assert (
-        "call 3: the server asks to approve replace_in_file, which the recording did not"
-        in capsys.readouterr().err
+    assert capsys.readouterr().out == (
+        "replay diverged at step 1: the server asks to approve replace_in_file, which the recording did not\n"
     )
