@@ -49,6 +49,9 @@ class RunOptions(TypedDict, total=False):
 
 def run(query: str, **options: Unpack[RunOptions]) -> Op[RunResult]:
     """The reference loop for one question, its trace written when asked."""
+    if unknown := sorted(set(options) - set(RunOptions.__annotations__)):
+        # A misspelt option (aprove=...) would otherwise be dropped, refusing every write in silence.
+        raise TypeError(f"run() got unknown options {unknown}; it takes {sorted(RunOptions.__annotations__)}")
     question = Question(
         project_id=options["project"],
         session_id=options.get("session_id") or str(uuid.uuid4()),

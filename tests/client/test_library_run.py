@@ -153,6 +153,12 @@ def test_a_write_nobody_approves_is_refused_and_nothing_is_written(
         assert found is not None and found[0] == b"def main():\n    return 42\n"
 
 
+def test_a_misspelt_option_is_refused_before_any_call(server: str, llm_server: ScriptedLLMServer) -> None:
+    with Client(server) as rs, pytest.raises(TypeError, match=r"unknown options \['aprove'\]"):
+        rs.run("make main return 43", project="demo", aprove=lambda change: True)  # type: ignore[call-arg]
+    assert llm_server.requests == []
+
+
 def test_a_client_tool_nobody_runs_is_an_error_observation(
     server: str, llm_server: ScriptedLLMServer
 ) -> None:
