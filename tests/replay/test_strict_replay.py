@@ -79,8 +79,9 @@ def test_a_changed_observation_diverges_at_the_step_that_read_it(
     assert "-    2 |     return 42" in diff["diff"] and "+    2 |     return 43" in diff["diff"]
 
 
+@pytest.mark.parametrize("from_step", [1, 2])
 def test_from_step_live_continues_with_the_configured_llm(
-    record: Record, server: str, llm_server: ScriptedLLMServer, tmp_path: Path
+    from_step: int, record: Record, server: str, llm_server: ScriptedLLMServer, tmp_path: Path
 ) -> None:
     trace = record()
     llm_server.push("Thought: I know enough.\nFinal Answer: it returns 42, live.")
@@ -91,20 +92,21 @@ def test_from_step_live_continues_with_the_configured_llm(
         "--server",
         server,
         "--from-step",
-        "1",
+        str(from_step),
         "--live",
         "--report",
         str(report_path),
     ]
     assert main([*argv, "--ignore-version"]) == 0
     report = json.loads(report_path.read_text())
+    # The recorded steps up to from_step are replayed; the server's own LLM answers the next one.
     assert (report["ok"], report["steps"], report["live_from"], report["status"]) == (
         True,
-        2,
-        2,
+        from_step + 1,
+        from_step + 1,
         "final_answer",
     )
-    assert llm_server.requests[-1]["model"] == "scripted"  # the server's own LLM answered step 2
+    assert llm_server.requests[-1]["model"] == "scripted"
 
 
 def test_a_format_1_trace_replays_without_the_hash_checks_said_once(record: Record, server: str) -> None:
