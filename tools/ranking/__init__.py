@@ -1,1 +1,1 @@
-"""How code_search ranks chunks: hybrid retrieval, the fusion of its rankings and the names a query mentions."""
+"""How code_search ranks chunks: hybrid retrieval, the fusion of its rankings, the names a query mentions."""
