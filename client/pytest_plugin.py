@@ -22,7 +22,7 @@ import pytest
 
 if TYPE_CHECKING:
     from reactstep.client.loop import ToolRunner
-    from reactstep.client.replay import Report
+    from reactstep.client.replay_report import Report
 
 RECORD_OPTION = "--reactstep-record"
 
@@ -116,7 +116,7 @@ class TraceReplayer:
         llm: Mapping[str, Any] | None,
     ) -> "Report":
         from reactstep.client.client import Client
-        from reactstep.client.replay import Report
+        from reactstep.client.replay_report import Report
         from reactstep.client.trace import TRACE_VERSION
 
         if not header.get("user_query") or not header.get("project_id"):
@@ -133,7 +133,7 @@ class TraceReplayer:
                 trace=path,
             )
         note = f"re-recorded {path} ({RECORD_OPTION})"
-        return Report(True, TRACE_VERSION, outcome.steps, status=outcome.status, notes=[note])
+        return Report(ok=True, format=TRACE_VERSION, steps=outcome.steps, status=outcome.status, notes=[note])
 
     def close(self) -> None:
         """Stop the in-process server and the scripted LLM."""

@@ -13,12 +13,10 @@ then ─► the step's answer (status, thought, action, final answer, format err
     that gives that code again; a match reports ok with that code as the status)
     ─► each server or client tool's observation (timings, ids and approval tokens never count)
 live (from_step N) ─► steps 1..N compared as above, then the loop goes on with the `live` llm config
-The Report says where it left the recording (ok, diverged_at, part, diffs) as JSON and as text.
+The Report (replay_report.py) says where it left the recording (ok, diverged_at, part, diffs).
 """
 
-import difflib
 import json
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reactstep.client.client import Client
@@ -33,6 +31,7 @@ from reactstep.client.loop import (
     refuse,
     run_loop,
 )
+from reactstep.client.replay_report import PartDiff, Report, llm_request_diffs, unified
 from reactstep.client.scripted_llm import Fault, Recorded, ScriptedLLMServer, ScriptItem
 from reactstep.client.trace import TRACE_VERSION, ReplayMismatch, recorded_texts
 
@@ -43,8 +42,6 @@ OBSERVATION_FIELDS = {
     "approval": ("approved",),
 }
 VOLATILE_APPROVAL_FIELDS = ("token", "expires_at")  # new on every run; the diff is what must match
-FIRST_PARTS = ("manifest", "sampling", "system prompt")  # then the messages, in order
-SHOWN_DIFF_LINES = 40
 # The LLM error codes a scripted fault reproduces: the HTTP status the server's provider call meets
 FAULT_STATUS = {
     "llm_timeout": 408,
@@ -53,53 +50,6 @@ FAULT_STATUS = {
     "llm_auth_failed": 401,
     "llm_bad_response": 400,
 }
-
-
-@dataclass
-class PartDiff:
-    """One part that differed, as a unified diff of the recorded and the replayed text."""
-
-    part: str
-    diff: str
-
-
-@dataclass
-class Report:
-    """What a replay found: ok, or the step it left the recording at, which part, and the diffs."""
-
-    ok: bool
-    format: int
-    steps: int  # react_step calls the replay made
-    diverged_at: int | None = None  # the step (from 1) where it left the recording
-    part: str | None = None  # what differed first: manifest, sampling, system prompt, message N, ...
-    diffs: list[PartDiff] = field(default_factory=list)
-    message: str | None = None  # one line a person reads first
-    status: str | None = None  # how the replayed run ended
-    live_from: int | None = None  # the first step the live LLM answered
-    notes: list[str] = field(default_factory=list)  # what was not compared, and why
-
-    def to_json(self) -> dict[str, Any]:
-        """The --report body: {ok, format, steps, diverged_at, part, diffs: [{part, diff}], ...}."""
-        return asdict(self)
-
-    def explain(self, max_diff_lines: int = SHOWN_DIFF_LINES) -> str:
-        """A one-screen text summary: the verdict, the notes, the first diff."""
-        if self.ok:
-            lines = [f"replay matched: {self.status} after {self.steps} steps"]
-            if self.live_from is not None:
-                lines[0] += f" (the live LLM answered from step {self.live_from})"
-        else:
-            lines = [f"replay diverged at step {self.diverged_at}: {self.message}"]
-            others = [diff.part for diff in self.diffs[1:]]
-            if others:
-                lines.append(f"also differs: {', '.join(others)}")
-        lines += [f"note: {note}" for note in self.notes]
-        if self.diffs:
-            diff_lines = self.diffs[0].diff.splitlines()
-            lines += diff_lines[:max_diff_lines]
-            if len(diff_lines) > max_diff_lines:
-                lines.append(f"... {len(diff_lines) - max_diff_lines} more diff lines (see --report)")
-        return "\n".join(lines)
 
 
 class Diverged(ReplayMismatch):
@@ -210,35 +160,6 @@ def _strictness(header: dict[str, Any], recorded: str | None, replayed: str | No
     return True
 
 
-def unified(part: str, recorded: str, replayed: str) -> str:
-    """The unified diff of a part's recorded and replayed text."""
-    lines = difflib.unified_diff(
-        recorded.splitlines(keepends=True),
-        replayed.splitlines(keepends=True),
-        fromfile=f"recorded {part}",
-        tofile=f"replayed {part}",
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-
-def llm_request_diffs(
-    recorded: dict[str, Any], replayed: dict[str, Any], known: dict[str, str] | None = None
-) -> list[PartDiff]:
-    """The parts of two llm_request answers whose hashes differ (the model aside), most telling first;
-    `known`: texts by hash, for a recorded part whose text an earlier step holds."""
-    was, now = recorded.get("parts", {}), replayed.get("parts", {})
-    messages = sorted(
-        {name for name in (*was, *now) if name.startswith("message ")}, key=lambda name: int(name.split()[1])
-    )
-    differing = [name for name in (*FIRST_PARTS, *messages) if was.get(name) != now.get(name)]
-    texts_then = {name: (known or {}).get(digest, "") for name, digest in was.items()}
-    texts_then.update(recorded.get("rendered") or {})
-    texts_now = replayed.get("rendered") or {}
-    return [
-        PartDiff(name, unified(name, texts_then.get(name, ""), texts_now.get(name, ""))) for name in differing
-    ]
-
-
 def _compared(response: dict[str, Any], name: str) -> Any:
     """A response field as replay compares it: an action by what it does, not how it was written
     (a native tool call is written canonically; a text-mode model wrote it its own way)."""
@@ -313,9 +234,8 @@ class _Comparer:
         record = self._expected[self._position - 1]
         if record["kind"] != kind:
             message = f"recorded {record['kind']}, replayed {kind}"
-            raise Diverged(
-                self.step, "call", message, [PartDiff("call", unified("call", record["kind"], kind))]
-            )
+            diffs = [PartDiff(part="call", diff=unified("call", record["kind"], kind))]
+            raise Diverged(self.step, "call", message, diffs)
         if kind == "step_error":
             self._check_fields(record["response"], response, ("code",), "error")
             self.ended_in = response["code"]
@@ -337,10 +257,11 @@ class _Comparer:
     def _check_fields(
         self, recorded: dict[str, Any], replayed: dict[str, Any], names: tuple[str, ...], part: str
     ) -> None:
+        then, now = ({name: _compared(side, name) for name in names} for side in (recorded, replayed))
         diffs = [
-            PartDiff(name, unified(name, _text(_compared(recorded, name)), _text(_compared(replayed, name))))
+            PartDiff(part=name, diff=unified(name, _text(then[name]), _text(now[name])))
             for name in names
-            if _compared(recorded, name) != _compared(replayed, name)
+            if then[name] != now[name]
         ]
         if diffs:
             what = diffs[0].part

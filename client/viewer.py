@@ -4,7 +4,7 @@ trace.jsonl ─► read_trace (tolerant: a torn last line or another trace versi
             ─► steps: one per react_step, with the calls that followed it (execute_action,
                client_action, approval) — only what the page shows (no conversation history,
                no approval tokens)
-report.json ─► ReplayReport (replay_report.py), optional: the diverging step is marked
+report.json ─► Report (replay_report.py), optional: the diverging step is marked
 viewer_page.html ─► the page: the data embedded as JSON (`<` escaped, so no `</script>` can end it),
                a Content-Security-Policy of default-src 'none' with the page's own style and
                script allowed by hash: nothing is fetched when it is viewed.
@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from reactstep.client.errors import ReactstepError
-from reactstep.client.replay_report import ReplayReport
+from reactstep.client.replay_report import Report
 from reactstep.client.trace import READ_VERSIONS
 
 TEMPLATE = "viewer_page.html"
@@ -64,10 +64,10 @@ def read_trace(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return records, warnings
 
 
-def read_report(path: Path) -> ReplayReport:
+def read_report(path: Path) -> Report:
     """A replay report (replay_report.py), or NotViewable saying what is wrong with it."""
     try:
-        return ReplayReport.model_validate_json(path.read_bytes())
+        return Report.model_validate_json(path.read_bytes())
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the file"
@@ -146,7 +146,7 @@ def _call(kind: str, request: dict[str, Any], response: dict[str, Any]) -> dict[
     }
 
 
-def page_data(path: Path, report: ReplayReport | None = None) -> dict[str, Any]:
+def page_data(path: Path, report: Report | None = None) -> dict[str, Any]:
     """Everything the page shows, as the JSON it embeds."""
     records, warnings = read_trace(path)
     header = records[0]
@@ -164,7 +164,7 @@ def page_data(path: Path, report: ReplayReport | None = None) -> dict[str, Any]:
         "reactstep_version": header.get("reactstep_version"),
         "steps": steps,
         "texts": texts,
-        "report": None if report is None else report.model_dump(),
+        "report": None if report is None else report.model_dump(exclude_unset=True),  # as the file said it
         "warnings": warnings,
     }
 
