@@ -125,6 +125,14 @@ def main() -> None:
         " lexical_weight, name_weight; shipped 0.7,0.5)",
     )
     parser.add_argument(
+        "--prose-weights",
+        nargs="*",
+        default=[],
+        metavar="WORDS,NAMES",
+        help="also ask in hybrid mode with these word and name weights for prose queries only"
+        " (RetrievalConfig's prose_lexical_weight, prose_name_weight)",
+    )
+    parser.add_argument(
         "--stock-leg-weights",
         nargs="*",
         type=float,
@@ -202,6 +210,11 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
             lexical, names = (float(weight) for weight in weights.split(","))
             asks[f"{label} words x{lexical:g} names x{names:g}"] = RetrievalConfig(
                 lexical_weight=lexical, name_weight=names
+            )
+        for weights in args.prose_weights:
+            lexical, names = (float(weight) for weight in weights.split(","))
+            asks[f"{label} prose words x{lexical:g} names x{names:g}"] = RetrievalConfig(
+                prose_lexical_weight=lexical, prose_name_weight=names
             )
         for ranker, retrieval in asks.items():
             settings = Settings(embedding_model=model)

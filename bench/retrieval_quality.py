@@ -59,6 +59,10 @@ PRODUCT_CONFIGS = {
     "product": RetrievalConfig(),
     "prod-lex": RetrievalConfig(mode="lexical"),
     "prod-den": RetrievalConfig(mode="dense"),
+    # prose queries (no name written as code) with lighter word and name rankings, as chosen on
+    # bench/real_questions.py's development split
+    "prod-prose": RetrievalConfig(prose_lexical_weight=0.2, prose_name_weight=0.1),
+    "prod-prose0": RetrievalConfig(prose_lexical_weight=0.0, prose_name_weight=0.0),
 }
 DEFAULT_PACKAGES = list(RELEASES)
 # Stock all-MiniLM-L6-v2, as shipped and as the int8 recipe quantises it: the baseline's dense leg.

@@ -9,6 +9,11 @@ but from other code: this Python's standard library and the packages installed b
 never a benchmark package nor its siblings (BENCH_FAMILY), so bench/retrieval_quality.py measures the
 adapter on code it never saw. Each query's answer is the chunk the product cuts around its `def` line,
 as the index embeds it (chunk_text.dense_text). At most PER_SOURCE pairs a source, sampled with a fixed seed.
+
+`--questions FILE --exclude FILE...` writes question pairs instead: each positively labelled (question,
+code) of a StaQC-format file (CodeXGLUE's train_staqc.json: doc, code, label), the code as the product
+indexes it (its first chunk's dense_text, in a file named like bench/real_questions.py's pool files),
+leaving out every pair whose question or code appears in an --exclude file (the sets it is graded on).
 """
 
 import argparse
@@ -46,7 +51,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True, help="the pairs file to write (JSON)")
     parser.add_argument("--work-dir", type=Path, help="where the blanked copies go (default: beside --out)")
+    parser.add_argument("--questions", type=Path, help="write question pairs from this StaQC-format file")
+    parser.add_argument("--exclude", type=Path, nargs="*", default=[], help="sets to keep out (same format)")
     args = parser.parse_args()
+    if args.questions:
+        rows = question_pairs(args.questions, args.exclude)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows))
+        print(f"{len(rows)} question pairs in {args.out}")
+        return
     work = args.work_dir or args.out.parent / "copies"
     rows = []
     for name, source in sources(work).items():
@@ -103,6 +116,27 @@ def pairs(source: Path, copy: Path) -> list[dict[str, str]]:
             }
         )
     return made
+
+
+def question_pairs(source: Path, exclude: list[Path]) -> list[dict[str, str]]:
+    """The right (question, code) pairs of `source` whose question and code no excluded set holds."""
+    kept_out = [json.loads(path.read_text()) for path in exclude]
+    questions = {_spaced(pair["doc"]) for pairs in kept_out for pair in pairs}
+    codes = {pair["code"] for pairs in kept_out for pair in pairs}
+    made = []
+    for number, pair in enumerate(json.loads(source.read_text())):
+        question = _spaced(pair["doc"])
+        if pair["label"] != 1 or question in questions or pair["code"] in codes:
+            continue
+        chunks = outline_file(f"f{number:05d}.py", pair["code"]).chunks
+        if chunks:
+            row = {"source": source.stem, "text": question, "question": "", "identifier": ""}
+            made.append({**row, "code": dense_text(chunks[0])})
+    return made
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

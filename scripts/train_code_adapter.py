@@ -17,6 +17,11 @@ the same package. Each step asks one of a function's queries at random: its docs
 "how do I" question or its qualified name. HELD_OUT sources are kept out of training to measure it.
 A new file is a new adapter: name it with the next number and point local_models.CODE_ADAPTER at it,
 so that its vectors get their own cache and collection.
+
+Questions as people ask them: `--questions` adds pairs written by `code_adapter_pairs.py --questions`
+(StackOverflow titles and the code of their answers); `--question-share` of the steps draw their batch
+from those, the rest from the docstring pairs. `--init` starts from an adapter already trained (its
+delta, not zeros), so a short run teaches questions without unlearning docstrings.
 """
 
 import argparse
@@ -113,6 +118,14 @@ class Encoder:
         pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
         return F.normalize(pooled, dim=-1)
 
+    def load(self, adapter: Path) -> None:
+        """Start from a saved delta (same rank and layers)."""
+        with np.load(adapter) as stored:
+            for key, (down, up) in self.delta.items():
+                with torch.no_grad():
+                    down.copy_(torch.tensor(stored[f"{key}|A"].astype(np.float32)))
+                    up.copy_(torch.tensor(stored[f"{key}|B"].astype(np.float32)))
+
     def save(self, target: Path) -> None:
         arrays = {}
         for key, (down, up) in self.delta.items():
@@ -131,6 +144,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=48)
     parser.add_argument("--code-tokens", type=int, default=256, help="code cut here while training")
     parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--questions", type=Path, help="question pairs (code_adapter_pairs.py --questions)")
+    parser.add_argument("--question-share", type=float, default=0.0, help="share of steps on questions")
+    parser.add_argument("--init", type=Path, help="start from this adapter's delta")
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
         "--by-file",
         action="store_true",
@@ -139,8 +156,11 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     draw = random.Random(0)
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     encoder = Encoder(args.model_dir)
+    if args.init:
+        encoder.load(args.init)
+    questions = json.loads(args.questions.read_text()) if args.questions else []
     by_source: dict[str, list[dict[str, str]]] = {}
     for row in json.loads(args.pairs.read_text()):
         if row["source"] not in HELD_OUT:
@@ -151,7 +171,10 @@ def main() -> None:
     started = time.monotonic()
     for step in range(args.steps):
         pick = by_file if args.by_file else batch
-        rows = pick(by_source[draw.choices(sources, weights)[0]], args.batch, draw)
+        if questions and draw.random() < args.question_share:
+            rows = batch(questions, args.batch, draw)
+        else:
+            rows = pick(by_source[draw.choices(sources, weights)[0]], args.batch, draw)
         for group in optimizer.param_groups:
             group["lr"] = args.lr * min(1.0, (step + 1) / 30) * max(0.0, 1 - step / args.steps)
         queries = encoder.encode([draw.choice(asked(row)) for row in rows], 64)
@@ -169,10 +192,14 @@ def main() -> None:
 
 
 def batch(rows: list[dict[str, str]], size: int, draw: random.Random) -> list[dict[str, str]]:
-    """Up to `size` pairs of one source, no code twice (a second copy would be a false negative)."""
+    """Up to `size` pairs of one source, no code and no query twice (a copy would be a false negative)."""
     chosen: dict[str, dict[str, str]] = {}
+    asked_texts: set[str] = set()
     for row in draw.sample(rows, min(len(rows), size * 2)):
-        chosen.setdefault(row["code"], row)
+        if row["code"] in chosen or row["text"] in asked_texts:
+            continue
+        chosen[row["code"]] = row
+        asked_texts.add(row["text"])
         if len(chosen) == size:
             break
     return list(chosen.values())

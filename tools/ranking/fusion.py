@@ -31,6 +31,17 @@ class RetrievalConfig:
     code_name_boost: float = 0.1  # added for a chunk defining a name written as code in the query
     plain_name_boost: float = 0.1  # added for a chunk defining a plain word of the query
     name_overlap_boost: float = 0.2  # times the share of the chunk's symbol name the query's words hold
+    # A query with no name written as code ("how do I retry a failed request") is prose: its word and
+    # name rankings count this much instead (None: as any other query).
+    prose_lexical_weight: float | None = None
+    prose_name_weight: float | None = None
+
+    def weights(self, query: str) -> tuple[float, float]:
+        """The word and name rankings' weights for this query: lighter for prose, when configured."""
+        if query_names(query).code:
+            return self.lexical_weight, self.name_weight
+        lexical = self.lexical_weight if self.prose_lexical_weight is None else self.prose_lexical_weight
+        return lexical, self.name_weight if self.prose_name_weight is None else self.prose_name_weight
 
 
 def fuse(rankings: Sequence[tuple[float, Sequence[VectorHit]]]) -> list[tuple[float, VectorHit]]:

@@ -133,9 +133,10 @@ class CodeIndex:
         query_vector: "Future[list[float]] | None",
         candidates: int,
     ) -> list[tuple[float, VectorHit]]:
+        lexical_weight, name_weight = self.config.weights(query)
         words: list[tuple[float, Ranking]] = []
-        if self.config.mode in ("hybrid", "lexical"):
-            words.append((self.config.lexical_weight, Ranking(SPARSE, encode_query(query))))
+        if self.config.mode in ("hybrid", "lexical") and (lexical_weight or self.config.mode == "lexical"):
+            words.append((lexical_weight, Ranking(SPARSE, encode_query(query))))
         early: list[tuple[float, list[VectorHit]]] = []
         if words and query_vector is not None and not query_vector.done():
             early, words = self._searched(collection, words, where, candidates), []  # while it is embedded
@@ -143,8 +144,8 @@ class CodeIndex:
         if query_vector is not None:
             vector = query_vector.result()
             dense.append((self.config.dense_weight, Ranking(DENSE, vector)))
-            if self.config.mode == "hybrid" and self.config.name_weight:
-                dense.append((self.config.name_weight, Ranking(NAME, vector)))
+            if self.config.mode == "hybrid" and name_weight:
+                dense.append((name_weight, Ranking(NAME, vector)))
         rankings = self._searched(collection, dense + words, where, candidates) + early  # one batch
         if len(rankings) == 1:
             return [(hit.score, hit) for hit in rankings[0][1]]

@@ -51,3 +51,11 @@ def test_the_share_of_a_symbol_name_the_query_holds_adds_its_part() -> None:
     fused = [(1.0, hit("a", "delete_cookie")), (0.95, hit("b", "Response.set_cookie"))]
     boosted = boost_definitions(fused, "Sets a cookie", replace(NO_BOOSTS, name_overlap_boost=0.2))
     assert [(round(score, 6), found.id) for score, found in boosted] == [(1.15, "b"), (1.1, "a")]
+
+
+def test_a_prose_query_gets_the_prose_weights_and_a_query_naming_code_the_usual_ones() -> None:
+    config = RetrievalConfig(prose_lexical_weight=0.2, prose_name_weight=0.1)
+    assert config.weights("how do I retry a failed request") == (0.2, 0.1)
+    for naming_code in ("where is `retry` called", "Client.send retries", "retry_request", "sendRequest"):
+        assert config.weights(naming_code) == (0.7, 0.5), naming_code
+    assert RetrievalConfig().weights("how do I retry a failed request") == (0.7, 0.5)
