@@ -1,6 +1,7 @@
 """Shared fixtures: an S3 server and the real model for the session; a scripted LLM on loopback and apps
 built around it for each test."""
 
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -28,6 +29,12 @@ def _record_network(event: str, args: tuple[Any, ...]) -> None:
 
 
 sys.addaudithook(_record_network)  # an audit hook stays for good; it records only while a test asks
+
+# A shell starts `cmd &` (without job control: a script, nohup, CI wrappers) with SIGINT ignored, and every
+# process the suite starts would inherit that: a `reactstep serve` the tests interrupt would then ignore
+# SIGINT while it starts and end with 0 instead of SIGINT after it. The suite's processes get the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
