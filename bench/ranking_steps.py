@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from stats import describe, machine
 
 from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions
+from reactstep.tools.ranking.names import query_names
 from reactstep.tools.source.chunking import outline_file
 from reactstep.tools.vector_store.store import VectorHit
 
@@ -47,7 +48,7 @@ def main() -> None:
         for pool in pools:
             ranked = [(2.0 * (1 - n / len(pool)), hit) for n, hit in enumerate(pool)]
             started = time.perf_counter()
-            boost_definitions(ranked, QUERY, config)
+            boost_definitions(ranked, QUERY, query_names(QUERY), config)
             boost.append((time.perf_counter() - started) * 1000)
         print(f"{kind}: " + describe("name boosts", boost))
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reactstep.tools.embedding.sparse import tokenize
-from reactstep.tools.ranking.names import definition_match, name_overlap, query_names
+from reactstep.tools.ranking.names import QueryNames, definition_match, name_overlap
 from reactstep.tools.vector_store.store import VectorHit
 
 Mode = Literal["hybrid", "dense", "lexical"]
@@ -36,9 +36,10 @@ class RetrievalConfig:
     prose_lexical_weight: float | None = None
     prose_name_weight: float | None = None
 
-    def weights(self, query: str) -> tuple[float, float]:
-        """The word and name rankings' weights for this query: lighter for prose, when configured."""
-        if query_names(query).code:
+    def weights(self, names: QueryNames) -> tuple[float, float]:
+        """The word and name rankings' weights for a query naming `names`: lighter for prose (no name
+        written as code), when configured."""
+        if names.code:
             return self.lexical_weight, self.name_weight
         lexical = self.lexical_weight if self.prose_lexical_weight is None else self.prose_lexical_weight
         return lexical, self.name_weight if self.prose_name_weight is None else self.prose_name_weight
@@ -73,10 +74,11 @@ def fuse_ranks(rankings: Sequence[tuple[float, Sequence[VectorHit]]]) -> list[tu
 
 
 def boost_definitions(
-    fused: Sequence[tuple[float, VectorHit]], query: str, config: RetrievalConfig
+    fused: Sequence[tuple[float, VectorHit]], query: str, names: QueryNames, config: RetrievalConfig
 ) -> list[tuple[float, VectorHit]]:
-    """Fused hits re-ordered after adding the boosts of chunks whose symbol the query names (names.py)."""
-    names, tokens = query_names(query), frozenset(tokenize(query))
+    """Fused hits re-ordered after adding the boosts of chunks whose symbol the query names
+    (`names`: query_names(query), names.py)."""
+    tokens = frozenset(tokenize(query))
     boosted = []
     for score, hit in fused:
         symbol = str(hit.payload.get("symbol", ""))

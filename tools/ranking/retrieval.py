@@ -22,6 +22,7 @@ from reactstep.tools.embedding.local_models import vectors_revision
 from reactstep.tools.embedding.sparse import WORD_VECTORS_FORMAT, encode_query
 from reactstep.tools.errors import ToolError
 from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions, fuse, fuse_ranks
+from reactstep.tools.ranking.names import query_names
 from reactstep.tools.vector_store.store import (
     DENSE,
     NAME,
@@ -133,9 +134,10 @@ class CodeIndex:
         query_vector: "Future[list[float]] | None",
         candidates: int,
     ) -> list[tuple[float, VectorHit]]:
-        lexical_weight, name_weight = self.config.weights(query)
+        names = query_names(query)
+        lexical_weight, name_weight = self.config.weights(names)
         words: list[tuple[float, Ranking]] = []
-        if self.config.mode in ("hybrid", "lexical") and (lexical_weight or self.config.mode == "lexical"):
+        if self.config.mode == "lexical" or (self.config.mode == "hybrid" and lexical_weight):
             words.append((lexical_weight, Ranking(SPARSE, encode_query(query))))
         early: list[tuple[float, list[VectorHit]]] = []
         if words and query_vector is not None and not query_vector.done():
@@ -150,7 +152,7 @@ class CodeIndex:
         if len(rankings) == 1:
             return [(hit.score, hit) for hit in rankings[0][1]]
         fused = fuse(rankings) if self.config.fusion == "score" else fuse_ranks(rankings)
-        return boost_definitions(fused, query, self.config)
+        return boost_definitions(fused, query, names, self.config)
 
     def _searched(
         self, collection: str, wanted: list[tuple[float, Ranking]], where: SearchFilter, candidates: int

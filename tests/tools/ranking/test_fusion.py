@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions, fuse_ranks
+from reactstep.tools.ranking.names import query_names
 from reactstep.tools.vector_store.store import VectorHit
 
 NO_BOOSTS = RetrievalConfig(code_name_boost=0.0, plain_name_boost=0.0, name_overlap_boost=0.0)
@@ -32,30 +33,36 @@ def test_a_chunk_defining_a_code_name_of_the_query_moves_up() -> None:
         (0.8, hit("c", "parse_args")),
     ]
     config = replace(NO_BOOSTS, code_name_boost=0.3)
-    boosted = boost_definitions(fused, "why does `Parser.parse_args` fail", config)
+    boosted = boost(fused, "why does `Parser.parse_args` fail", config)
     assert [(round(score, 6), found.id) for score, found in boosted] == [(1.2, "b"), (1.0, "a"), (0.95, "c")]
 
 
 def test_plain_words_boost_only_a_whole_symbol_name() -> None:
     fused = [(1.0, hit("a", "get_redirect")), (0.95, hit("b", "redirect"))]
-    boosted = boost_definitions(fused, "how does redirect work", replace(NO_BOOSTS, plain_name_boost=0.1))
+    boosted = boost(fused, "how does redirect work", replace(NO_BOOSTS, plain_name_boost=0.1))
     assert [found.id for _, found in boosted] == ["b", "a"]
 
 
 def test_without_boosts_the_fused_order_stays() -> None:
     fused = [(1.0, hit("a", "x")), (0.5, hit("b", "redirect"))]
-    assert boost_definitions(fused, "redirect `x`", NO_BOOSTS) == fused
+    assert boost(fused, "redirect `x`", NO_BOOSTS) == fused
 
 
 def test_the_share_of_a_symbol_name_the_query_holds_adds_its_part() -> None:
     fused = [(1.0, hit("a", "delete_cookie")), (0.95, hit("b", "Response.set_cookie"))]
-    boosted = boost_definitions(fused, "Sets a cookie", replace(NO_BOOSTS, name_overlap_boost=0.2))
+    boosted = boost(fused, "Sets a cookie", replace(NO_BOOSTS, name_overlap_boost=0.2))
     assert [(round(score, 6), found.id) for score, found in boosted] == [(1.15, "b"), (1.1, "a")]
 
 
 def test_a_prose_query_gets_the_prose_weights_and_a_query_naming_code_the_usual_ones() -> None:
     config = RetrievalConfig(prose_lexical_weight=0.2, prose_name_weight=0.1)
-    assert config.weights("how do I retry a failed request") == (0.2, 0.1)
+    assert config.weights(query_names("how do I retry a failed request")) == (0.2, 0.1)
     for naming_code in ("where is `retry` called", "Client.send retries", "retry_request", "sendRequest"):
-        assert config.weights(naming_code) == (0.7, 0.5), naming_code
-    assert RetrievalConfig().weights("how do I retry a failed request") == (0.7, 0.5)
+        assert config.weights(query_names(naming_code)) == (0.7, 0.5), naming_code
+    assert RetrievalConfig().weights(query_names("how do I retry a failed request")) == (0.7, 0.5)
+
+
+def boost(
+    fused: list[tuple[float, VectorHit]], query: str, config: RetrievalConfig
+) -> list[tuple[float, VectorHit]]:
+    return boost_definitions(fused, query, query_names(query), config)
