@@ -6,6 +6,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from reactstep.contract.actions import ExecuteActionRequest
+from reactstep.contract.health import Health, Version
 from reactstep.contract.step import ReactStepRequest
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import (
@@ -73,27 +74,27 @@ async def list_tools(request: Request) -> JSONResponse:
     return JSONResponse(describe_tools(_runtime(request).registry))
 
 
-async def healthz(request: Request) -> JSONResponse:
+async def healthz(request: Request) -> Response:
     """GET /healthz: the process is up."""
-    return JSONResponse({"status": "ok"})
+    return json_response(model_json(Health(status="ok")))
 
 
-async def readyz(request: Request) -> JSONResponse:
+async def readyz(request: Request) -> Response:
     """GET /readyz: every back-end answers."""
     report = await run_in_threadpool(check_readiness, _runtime(request))
-    return JSONResponse(report, status_code=200 if report["status"] == "ready" else 503)
+    status = 200 if report.status == "ready" else 503
+    return Response(model_json(report), status_code=status, media_type="application/json")
 
 
-async def server_version(request: Request) -> JSONResponse:
+async def server_version(request: Request) -> Response:
     """GET /version: package, commit, API and default embedding model."""
-    return JSONResponse(
-        {
-            "version": package_version(),
-            "commit": commit(),
-            "api_version": api_version(),
-            "embedding_model": _runtime(request).settings.embedding_model,
-        }
+    version = Version(
+        version=package_version(),
+        commit=commit(),
+        api_version=api_version(),
+        embedding_model=_runtime(request).settings.embedding_model,
     )
+    return json_response(model_json(version))
 
 
 async def metrics(request: Request) -> Response:

@@ -17,10 +17,11 @@ The service is ready when every check is `ok`, `configured` or `unconfigured`.
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Literal
 
 import httpx
 
+from reactstep.contract.health import Readiness
 from reactstep.service.redaction import scrub
 from reactstep.service.runtime import Runtime
 from reactstep.tools.errors import StoreUnavailable
@@ -32,7 +33,7 @@ READINESS_TIMEOUT_S = 2.0  # within a load balancer's usual probe timeout (often
 WARMING = "warming"
 
 
-def check_readiness(runtime: Runtime) -> dict[str, Any]:
+def check_readiness(runtime: Runtime) -> Readiness:
     """Probe every configured back-end; the service is ready when all answer."""
     probes = _probes(runtime)
     timeout_s = READINESS_TIMEOUT_S
@@ -45,10 +46,10 @@ def check_readiness(runtime: Runtime) -> dict[str, Any]:
         pool.shutdown(wait=False, cancel_futures=True)  # a hung probe must not hold the answer
     if "llm" not in checks:
         checks["llm"] = runtime.llm_check.verdict(deadline - time.monotonic())
-    return {"status": _status(checks.values()), "checks": checks}
+    return Readiness(status=_status(checks.values()), checks=checks)
 
 
-def _status(checks: Iterable[str]) -> str:
+def _status(checks: Iterable[str]) -> Literal["ready", "unavailable", "warming"]:
     """ready when every check is; warming when the only ones not ready are warming."""
     waiting = [value for value in checks if value not in READY]
     if not waiting:
