@@ -112,8 +112,16 @@ def main() -> None:
         sets[(package, "docstring")] = [(query, query.text) for query in queries]
         sets[(package, "question")] = [(query, query.question) for query in questions_of(queries)]
         sets[(package, "identifier")] = [(query, query.identifier) for query in queries if query.identifier]
+    # Every query at the swept weights, prose too, as when the weights were chosen.
     grid = [
-        RetrievalConfig(fusion=fusion, lexical_weight=lexical, name_weight=name, **boosts)  # type: ignore[arg-type]
+        RetrievalConfig(  # type: ignore[arg-type]
+            fusion=fusion,
+            lexical_weight=lexical,
+            name_weight=name,
+            prose_lexical_weight=lexical,
+            prose_name_weight=name,
+            **boosts,
+        )
         for fusion, lexical, name, boosts in itertools.product(
             args.fusions, args.lexical_weights, args.name_weights, args.boosts
         )

@@ -121,8 +121,8 @@ def main() -> None:
         nargs="*",
         default=[],
         metavar="WORDS,NAMES",
-        help="also ask in hybrid mode with these lexical and name weights (RetrievalConfig's"
-        " lexical_weight, name_weight; shipped 0.7,0.5)",
+        help="also ask in hybrid mode with these word and name weights for every query (RetrievalConfig's"
+        " lexical_weight, name_weight, and the prose ones; shipped 0.7,0.5 and 0.3,0.2 for prose)",
     )
     parser.add_argument(
         "--prose-weights",
@@ -209,7 +209,10 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
         for weights in args.weights:
             lexical, names = (float(weight) for weight in weights.split(","))
             asks[f"{label} words x{lexical:g} names x{names:g}"] = RetrievalConfig(
-                lexical_weight=lexical, name_weight=names
+                lexical_weight=lexical,
+                name_weight=names,
+                prose_lexical_weight=lexical,
+                prose_name_weight=names,
             )
         for weights in args.prose_weights:
             lexical, names = (float(weight) for weight in weights.split(","))

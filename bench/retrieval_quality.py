@@ -59,10 +59,6 @@ PRODUCT_CONFIGS = {
     "product": RetrievalConfig(),
     "prod-lex": RetrievalConfig(mode="lexical"),
     "prod-den": RetrievalConfig(mode="dense"),
-    # prose queries (no name written as code) with lighter word and name rankings, as chosen on
-    # bench/real_questions.py's development split
-    "prod-prose": RetrievalConfig(prose_lexical_weight=0.2, prose_name_weight=0.1),
-    "prod-prose0": RetrievalConfig(prose_lexical_weight=0.0, prose_name_weight=0.0),
 }
 DEFAULT_PACKAGES = list(RELEASES)
 # Stock all-MiniLM-L6-v2, as shipped and as the int8 recipe quantises it: the baseline's dense leg.
@@ -75,6 +71,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
     parser.add_argument("--configs", nargs="+", default=list(PRODUCT_CONFIGS), choices=list(PRODUCT_CONFIGS))
+    parser.add_argument(
+        "--prose-weights",
+        nargs="*",
+        default=[],
+        metavar="WORDS,NAMES",
+        help="also ask with these word and name weights for prose queries (RetrievalConfig's"
+        " prose_lexical_weight, prose_name_weight; 0.7,0.5 counts prose as any other query)",
+    )
     parser.add_argument("--work-dir", type=Path, help="keep packages and the index here (default: temp)")
     parser.add_argument(
         "--shared-answers",
@@ -93,6 +97,12 @@ def main() -> None:
         help="drop the packages' points first (after a tokenizer change)",
     )
     args = parser.parse_args()
+    args.asked = {config: PRODUCT_CONFIGS[config] for config in args.configs}
+    for weights in args.prose_weights:
+        lexical, names = (float(weight) for weight in weights.split(","))
+        args.asked[f"prose {lexical:g}/{names:g}"] = RetrievalConfig(
+            prose_lexical_weight=lexical, prose_name_weight=names
+        )
     print(machine())
     with tempfile.TemporaryDirectory() as temp:
         work = args.work_dir or Path(temp)
@@ -138,12 +148,14 @@ def evaluate(package: str, work: Path, args: argparse.Namespace) -> None:
                     continue  # the same ranking whatever the model
                 rows[label][f"{name}{suffix}"] = ranks
     for label, items, text_of in sets:
-        for config in args.configs:
-            rows[label][config] = product_ranks(package, items, text_of, PRODUCT_CONFIGS[config])
+        for config, retrieval in args.asked.items():
+            rows[label][config] = product_ranks(package, items, text_of, retrieval)
     for label, by_ranker in rows.items():
-        best = max(mrr(ranks) for name, ranks in by_ranker.items() if name not in PRODUCT_CONFIGS)
+        best = max(mrr(ranks) for name, ranks in by_ranker.items() if name not in args.asked)
         for name, ranks in by_ranker.items():
-            margin = f"  (vs best baseline {mrr(ranks) - best:+.3f})" if name in PRODUCT_CONFIGS else ""
+            margin = f"  (vs best baseline {mrr(ranks) - best:+.3f})" if name in args.asked else ""
+            if name in args.asked and name != "product" and "product" in by_ranker:
+                margin += f" (vs product {mrr(ranks) - mrr(by_ranker['product']):+.4f})"
             print(f"  {label:<10} {name:<8} {report(ranks)}{margin}")
         if "product" in by_ranker and "prod-den" in by_ranker:
             helped, hurt = changed(by_ranker["product"], by_ranker["prod-den"])

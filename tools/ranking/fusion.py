@@ -31,18 +31,19 @@ class RetrievalConfig:
     code_name_boost: float = 0.1  # added for a chunk defining a name written as code in the query
     plain_name_boost: float = 0.1  # added for a chunk defining a plain word of the query
     name_overlap_boost: float = 0.2  # times the share of the chunk's symbol name the query's words hold
-    # A query with no name written as code ("how do I retry a failed request") is prose: its word and
-    # name rankings count this much instead (None: as any other query).
-    prose_lexical_weight: float | None = None
-    prose_name_weight: float | None = None
+    # A query that writes no name as code ("how do I retry a failed request") is prose: the word ranking
+    # pulls it away from the right code more than it helps, so its word and name rankings count less.
+    # Chosen on bench/real_questions.py's development split (StackOverflow questions); every docstring
+    # set of bench/retrieval_quality.py stays within 0.007 of the weights above (docs/search.md).
+    prose_lexical_weight: float = 0.3
+    prose_name_weight: float = 0.2
 
     def weights(self, names: QueryNames) -> tuple[float, float]:
-        """The word and name rankings' weights for a query naming `names`: lighter for prose (no name
-        written as code), when configured."""
+        """The word and name rankings' weights for a query naming `names`: the prose ones when it
+        writes no name as code."""
         if names.code:
             return self.lexical_weight, self.name_weight
-        lexical = self.lexical_weight if self.prose_lexical_weight is None else self.prose_lexical_weight
-        return lexical, self.name_weight if self.prose_name_weight is None else self.prose_name_weight
+        return self.prose_lexical_weight, self.prose_name_weight
 
 
 def fuse(rankings: Sequence[tuple[float, Sequence[VectorHit]]]) -> list[tuple[float, VectorHit]]:

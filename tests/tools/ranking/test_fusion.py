@@ -55,11 +55,12 @@ def test_the_share_of_a_symbol_name_the_query_holds_adds_its_part() -> None:
 
 
 def test_a_prose_query_gets_the_prose_weights_and_a_query_naming_code_the_usual_ones() -> None:
-    config = RetrievalConfig(prose_lexical_weight=0.2, prose_name_weight=0.1)
-    assert config.weights(query_names("how do I retry a failed request")) == (0.2, 0.1)
+    config = RetrievalConfig()
+    assert config.weights(query_names("how do I retry a failed request")) == (0.3, 0.2)
     for naming_code in ("where is `retry` called", "Client.send retries", "retry_request", "sendRequest"):
         assert config.weights(query_names(naming_code)) == (0.7, 0.5), naming_code
-    assert RetrievalConfig().weights(query_names("how do I retry a failed request")) == (0.7, 0.5)
+    custom = RetrievalConfig(prose_lexical_weight=0.0, prose_name_weight=0.1)
+    assert custom.weights(query_names("how do I retry a failed request")) == (0.0, 0.1)
 
 
 def boost(

@@ -50,19 +50,25 @@ def index() -> Iterator[CodeIndex]:
 
 def test_fused_scores_weigh_chunk_name_and_word_rankings(index: CodeIndex) -> None:
     passages, found = index.search(SearchFilter("alpha"), "zebra", 10)
-    # min-max per ranking: best 1 + 0.7 + 0.5; mid 0.707 of the way in both dense rankings; low 0
+    # "zebra" writes no name as code, so the prose weights count: min-max per ranking, best 1 + 0.3 + 0.2;
+    # mid 0.707 of the way in both dense rankings; low 0
     assert [(passage.symbol, round(passage.score, 3)) for passage in passages] == [
-        ("best", 2.2),
-        ("mid", 1.061),
+        ("best", 1.5),
+        ("mid", 0.849),
         ("low", 0.0),
     ]
-    assert found == 2  # 0.4 x 2.2 = 0.88: low is shown (10 were asked for) but not a match
+    assert found == 2  # 0.4 x 1.5 = 0.6: low is shown (10 were asked for) but not a match
+    passages, _ = index.search(SearchFilter("alpha"), "`zebra`", 10)  # as code: 1 + 0.7 + 0.5
+    assert [(passage.symbol, round(passage.score, 3)) for passage in passages][:2] == [
+        ("best", 2.2),
+        ("mid", 1.061),
+    ]
 
 
 def test_the_name_ranking_is_off_at_weight_zero(index: CodeIndex) -> None:
-    unnamed = replace(index, config=RetrievalConfig(name_weight=0.0))
+    unnamed = replace(index, config=RetrievalConfig(prose_name_weight=0.0))
     passages, _ = unnamed.search(SearchFilter("alpha"), "zebra", 10)
-    assert [round(passage.score, 3) for passage in passages] == [1.7, 0.707, 0.0]
+    assert [round(passage.score, 3) for passage in passages] == [1.3, 0.707, 0.0]
 
 
 def test_a_refused_match_is_not_counted(index: CodeIndex) -> None:
