@@ -2,9 +2,10 @@
 
     a server to use     (--server, REACTSTEP_SERVER, or a `reactstep serve` running on this data dir)
                         a relay: each JSON-RPC message read from stdin is POSTed to the server's
-                        /mcp/{project} (streamable HTTP, stateless) with REACTSTEP_CLIENT_API_KEY, and
-                        what it answers (one JSON body or an SSE stream) is written to stdout; the server
-                        lists the tools, runs them, and holds the resources and the prompt
+                        /mcp/{project} (streamable HTTP, stateless) with REACTSTEP_CLIENT_API_KEY, up
+                        to 8 at once, and what it answers (one JSON body or an SSE stream) is written to
+                        stdout as it comes; the server lists the tools, runs them, and holds the
+                        resources and the prompt
     none                the tools run in this process on the local data dir (REACTSTEP_DATA_DIR), by the
                         server package (entry point local_mcp); without it, an error naming what to pass
 stdout carries the protocol alone: anything else printed goes to stderr. The project is checked before
@@ -15,6 +16,8 @@ import argparse
 import json
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
 import httpx
@@ -25,6 +28,7 @@ from reactstep.client.errors import ClientError, api_error
 from reactstep.client.servers import named_or_running, required_hook, say_in_process
 
 RELAY_TIMEOUT_S = 300.0  # a tool call may index or search a large project
+RELAY_CALLS = 8  # messages relayed at once; more wait for one of these to be answered
 INTERNAL_ERROR = -32603  # JSON-RPC: the relay could not get an answer
 
 
@@ -55,13 +59,16 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 class McpRelay:
-    """stdio to the server's /mcp/{project}: one POST per message, in the order they come."""
+    """stdio to the server's /mcp/{project}: one POST per message, up to RELAY_CALLS at once, so a long
+    call (an index, a search of a large project) does not hold back the messages read after it; each
+    answer is written whole when it comes (JSON-RPC matches answers to requests by id)."""
 
     def __init__(self, server_url: str, project_id: str, key: str | None) -> None:
         self._server_url = server_url
         self._project_id = project_id
         self._headers = {"authorization": f"Bearer {key}"} if key else {}
         self._protocol_version: str | None = None
+        self._writing = threading.Lock()
 
     def check_project(self) -> None:
         """ClientError when the key or the project is refused (said before serving)."""
@@ -75,21 +82,31 @@ class McpRelay:
             raise ClientError(f"cannot use {self._server_url}: {exc}") from exc
 
     def run(self, source: IO[bytes], output: IO[bytes]) -> None:
-        """Relay until `source` ends."""
-        with httpx.Client(headers=self._headers, timeout=RELAY_TIMEOUT_S) as http:
+        """Relay until `source` ends and every call read has been answered."""
+        with (
+            httpx.Client(headers=self._headers, timeout=RELAY_TIMEOUT_S) as http,
+            ThreadPoolExecutor(max_workers=RELAY_CALLS, thread_name_prefix="mcp-relay") as calls,
+        ):
             for line in source:
-                if not line.strip():
-                    continue
-                for answer in self._relay(http, line):
-                    output.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
-                    output.flush()
+                if line.strip():
+                    calls.submit(self._answer, http, line, output)
+
+    def _answer(self, http: httpx.Client, line: bytes, output: IO[bytes]) -> None:
+        try:
+            answers = self._relay(http, line)
+        except Exception as exc:  # on a thread of the pool: said to the IDE, which waits on the id
+            answers = [_error(_request_id(line), f"the relay failed ({type(exc).__name__})")]
+        with self._writing:
+            for answer in answers:
+                output.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
+            output.flush()
 
     def _relay(self, http: httpx.Client, line: bytes) -> list[dict[str, Any]]:
         try:
-            message = json.loads(line)
+            json.loads(line)
         except ValueError:
             return [_error(None, "the relay read a line that is not JSON")]
-        request_id = message.get("id") if isinstance(message, dict) else None
+        request_id = _request_id(line)
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if self._protocol_version:
             headers["mcp-protocol-version"] = self._protocol_version
@@ -122,6 +139,15 @@ def _answers(response: httpx.Response) -> list[dict[str, Any]]:
     if isinstance(body, list):
         return [entry for entry in body if isinstance(entry, dict)]
     return [body] if isinstance(body, dict) else []
+
+
+def _request_id(line: bytes) -> Any:
+    """The id of the JSON-RPC message on this line; None when it has none or is not JSON."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
 
 
 def _error(request_id: Any, message: str) -> dict[str, Any]:
