@@ -103,10 +103,10 @@ class McpRelay:
 
     def _relay(self, http: httpx.Client, line: bytes) -> list[dict[str, Any]]:
         try:
-            json.loads(line)
+            message = json.loads(line)
         except ValueError:
             return [_error(None, "the relay read a line that is not JSON")]
-        request_id = _request_id(line)
+        request_id = message.get("id") if isinstance(message, dict) else None
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if self._protocol_version:
             headers["mcp-protocol-version"] = self._protocol_version

@@ -33,8 +33,8 @@ class RetrievalConfig:
     name_overlap_boost: float = 0.2  # times the share of the chunk's symbol name the query's words hold
     # A query that writes no name as code ("how do I retry a failed request") is prose: the word ranking
     # pulls it away from the right code more than it helps, so its word and name rankings count less.
-    # Chosen on bench/real_questions.py's development split (StackOverflow questions); every docstring
-    # set of bench/retrieval_quality.py stays within 0.007 of the weights above (docs/search.md).
+    # Chosen on bench/real_questions.py's development split (StackOverflow questions); no docstring set
+    # of bench/retrieval_quality.py lost more than 0.007 MRR@10 to them (docs/search.md).
     prose_lexical_weight: float = 0.3
     prose_name_weight: float = 0.2
 
