@@ -93,20 +93,21 @@ class McpRelay:
 
     def _answer(self, http: httpx.Client, line: bytes, output: IO[bytes]) -> None:
         try:
-            answers = self._relay(http, line)
-        except Exception as exc:  # on a thread of the pool: said to the IDE, which waits on the id
-            answers = [_error(_request_id(line), f"the relay failed ({type(exc).__name__})")]
+            message = json.loads(line)
+        except ValueError:
+            answers = [_error(None, "the relay read a line that is not JSON")]
+        else:
+            request_id = message.get("id") if isinstance(message, dict) else None
+            try:
+                answers = self._relay(http, line, request_id)
+            except Exception as exc:  # on a thread of the pool: said to the IDE, which waits on the id
+                answers = [_error(request_id, f"the relay failed ({type(exc).__name__})")]
         with self._writing:
             for answer in answers:
                 output.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
             output.flush()
 
-    def _relay(self, http: httpx.Client, line: bytes) -> list[dict[str, Any]]:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return [_error(None, "the relay read a line that is not JSON")]
-        request_id = message.get("id") if isinstance(message, dict) else None
+    def _relay(self, http: httpx.Client, line: bytes, request_id: Any) -> list[dict[str, Any]]:
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if self._protocol_version:
             headers["mcp-protocol-version"] = self._protocol_version
@@ -139,15 +140,6 @@ def _answers(response: httpx.Response) -> list[dict[str, Any]]:
     if isinstance(body, list):
         return [entry for entry in body if isinstance(entry, dict)]
     return [body] if isinstance(body, dict) else []
-
-
-def _request_id(line: bytes) -> Any:
-    """The id of the JSON-RPC message on this line; None when it has none or is not JSON."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    return message.get("id") if isinstance(message, dict) else None
 
 
 def _error(request_id: Any, message: str) -> dict[str, Any]:

@@ -201,9 +201,9 @@ def model_json(body: BaseModel, exclude_none: bool = False) -> bytes:
     return body.__pydantic_serializer__.to_json(body, exclude_none=exclude_none)
 
 
-def json_response(body: bytes) -> Response:
-    """A 200 answer with this JSON body."""
-    return Response(body, media_type="application/json")
+def json_response(body: bytes, status: int = 200) -> Response:
+    """An answer with this JSON body (200 unless told)."""
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def error_response(error: ServiceError) -> JSONResponse:

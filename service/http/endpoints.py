@@ -82,8 +82,7 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     """GET /readyz: every back-end answers."""
     report = await run_in_threadpool(check_readiness, _runtime(request))
-    status = 200 if report.status == "ready" else 503
-    return Response(model_json(report), status_code=status, media_type="application/json")
+    return json_response(model_json(report), 200 if report.status == "ready" else 503)
 
 
 async def server_version(request: Request) -> Response:
