@@ -55,6 +55,7 @@ from retrieval_quality import (
     load_baselines,
     mrr,
     package_chunks,
+    weight_pair,
 )
 from starlette.testclient import TestClient
 from stats import machine
@@ -120,6 +121,7 @@ def main() -> None:
         "--weights",
         nargs="*",
         default=[],
+        type=weight_pair,
         metavar="WORDS,NAMES",
         help="also ask in hybrid mode with these word and name weights for every query (RetrievalConfig's"
         " lexical_weight, name_weight, and the prose ones; shipped 0.7,0.5 and 0.3,0.2 for prose)",
@@ -128,6 +130,7 @@ def main() -> None:
         "--prose-weights",
         nargs="*",
         default=[],
+        type=weight_pair,
         metavar="WORDS,NAMES",
         help="also ask in hybrid mode with these word and name weights for prose queries only"
         " (RetrievalConfig's prose_lexical_weight, prose_name_weight)",
@@ -206,16 +209,14 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
             label if mode == "hybrid" else f"{label} ({mode} leg alone)": RetrievalConfig(mode=mode)
             for mode in args.modes
         }
-        for weights in args.weights:
-            lexical, names = (float(weight) for weight in weights.split(","))
+        for lexical, names in args.weights:
             asks[f"{label} words x{lexical:g} names x{names:g}"] = RetrievalConfig(
                 lexical_weight=lexical,
                 name_weight=names,
                 prose_lexical_weight=lexical,
                 prose_name_weight=names,
             )
-        for weights in args.prose_weights:
-            lexical, names = (float(weight) for weight in weights.split(","))
+        for lexical, names in args.prose_weights:
             asks[f"{label} prose words x{lexical:g} names x{names:g}"] = RetrievalConfig(
                 prose_lexical_weight=lexical, prose_name_weight=names
             )

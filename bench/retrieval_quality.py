@@ -67,6 +67,15 @@ BASELINE_MODELS = ("local/all-MiniLM-L6-v2", "local/all-MiniLM-L6-v2-int8")
 Ranks = list[int | None]
 
 
+def weight_pair(text: str) -> tuple[float, float]:
+    """'WORDS,NAMES' (two numbers) as a pair of weights: the type of the weight options."""
+    try:
+        lexical, names = (float(weight) for weight in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WORDS,NAMES (two numbers)") from None
+    return lexical, names
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
@@ -75,6 +84,7 @@ def main() -> None:
         "--prose-weights",
         nargs="*",
         default=[],
+        type=weight_pair,
         metavar="WORDS,NAMES",
         help="also ask with these word and name weights for prose queries (RetrievalConfig's"
         " prose_lexical_weight, prose_name_weight; 0.7,0.5 counts prose as any other query)",
@@ -98,8 +108,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.asked = {config: PRODUCT_CONFIGS[config] for config in args.configs}
-    for weights in args.prose_weights:
-        lexical, names = (float(weight) for weight in weights.split(","))
+    for lexical, names in args.prose_weights:
         args.asked[f"prose {lexical:g}/{names:g}"] = RetrievalConfig(
             prose_lexical_weight=lexical, prose_name_weight=names
         )
