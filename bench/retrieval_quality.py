@@ -292,7 +292,7 @@ def report(ranks: Ranks) -> str:
     """MRR@10 and Recall@1/10."""
     count = max(len(ranks), 1)
     recall = {k: sum(1 for rank in ranks if rank and rank <= k) / count for k in (1, 10)}
-    return f"MRR@10 {mrr(ranks):.3f}  R@1 {recall[1]:.3f}  R@10 {recall[10]:.3f}"
+    return f"MRR@10 {mrr(ranks):.4f}  R@1 {recall[1]:.3f}  R@10 {recall[10]:.3f}"
 
 
 if __name__ == "__main__":
