@@ -22,6 +22,19 @@ Questions as people ask them: `--questions` adds pairs written by `code_adapter_
 (StackOverflow titles and the code of their answers); `--question-share` of the steps draw their batch
 from those, the rest from the docstring pairs. `--init` starts from an adapter already trained (its
 delta, not zeros), so a short run teaches questions without unlearning docstrings.
+
+The shipped adapter 4 (minilm_code_4.npz) is adapter 2 (minilm_code_2.npz, in git history) taught
+questions, then blended back half-way to adapter 2 (~45 minutes on 2 cores):
+
+    /tmp/train-venv/bin/python scripts/train_code_adapter.py --pairs /tmp/adapter/pairs.json \\
+        --model-dir ... --init minilm_code_2.npz --questions /tmp/adapter/questions_4.json \\
+        --question-share 0.5 --steps 300 --out /tmp/adapter/minilm_code_4a.npz
+    .venv/bin/python scripts/blend_code_adapters.py minilm_code_2.npz /tmp/adapter/minilm_code_4a.npz \\
+        --share 0.5 --out tools/embedding/adapters/minilm_code_4.npz
+
+questions_4.json is 12,201 question pairs, `code_adapter_pairs.py --questions` of CoSQA's training
+set (8,350 left), StaQC's train split (982) and CoNaLa's curated pairs (2,869), each with `--exclude`
+of the graded sets; docs/search.md ("Real questions") names the data's commits.
 """
 
 import argparse

@@ -90,8 +90,9 @@ class LocalModel:
 MINILM = LocalModel("local/all-MiniLM-L6-v2", max_tokens=256)
 # q2: feed-forward outputs kept in fp32 (embeddings._quantize); the first recipe quantised every MatMul.
 MINILM_INT8 = LocalModel("local/all-MiniLM-L6-v2-int8", max_tokens=256, quantized=True, revision="q2")
-# all-MiniLM-L6-v2 with a LoRA delta learned for code search (scripts/train_code_adapter.py).
-CODE_ADAPTER = "minilm_code_2.npz"
+# all-MiniLM-L6-v2 with a LoRA delta learned for code search: adapter 4, taught docstrings and then questions
+# (scripts/train_code_adapter.py, blend_code_adapters.py).
+CODE_ADAPTER = "minilm_code_4.npz"
 MINILM_CODE = LocalModel("local/all-MiniLM-L6-v2-code", max_tokens=256, adapter=CODE_ADAPTER)
 MINILM_CODE_INT8 = LocalModel(
     "local/all-MiniLM-L6-v2-code-int8", max_tokens=256, quantized=True, revision="q2", adapter=CODE_ADAPTER

@@ -70,7 +70,7 @@ def test_first_run_embeds_everything_and_second_run_nothing(
     files: LocalStore, vectors: VectorStore, local_embedder: LocalEmbedder
 ) -> None:
     first = run(files, vectors, local_embedder)
-    assert first.collection == "chunks_local_all_minilm_l6_v2_code_int8_q2_minilm_code_2_384_w3"
+    assert first.collection == "chunks_local_all_minilm_l6_v2_code_int8_q2_minilm_code_4_384_w3"
     assert first.files == 2  # the PNG is not a text file the chunker knows
     assert first.embedded == first.chunks > 3
     assert vectors.count(first.collection, "demo") == first.chunks
