@@ -21,7 +21,8 @@ so that its vectors get their own cache and collection.
 Questions as people ask them: `--questions` adds pairs written by `code_adapter_pairs.py --questions`
 (StackOverflow titles and the code of their answers); `--question-share` of the steps draw their batch
 from those, the rest from the docstring pairs. `--init` starts from an adapter already trained (its
-delta, not zeros), so a short run teaches questions without unlearning docstrings.
+delta, not zeros), so a short run teaches questions without unlearning docstrings. It must be of
+this script's rank (16): a blend (below) is not, so train on from the adapters it was made of.
 
 The shipped adapter 4 (minilm_code_4.npz) is adapter 2 (minilm_code_2.npz, in git history) taught
 questions, then blended back half-way to adapter 2 (~45 minutes on 2 cores):
