@@ -18,12 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from docstring_dataset import build, fetch_package
-from retrieval_quality import DEFAULT_PACKAGES, mrr, passage_rank, questions_of
+from retrieval_quality import DEFAULT_PACKAGES, every_query_at, mrr, passage_rank, questions_of
 
 from reactstep.service.backends import vector_config
 from reactstep.service.runtime import local_embedder
 from reactstep.service.settings import Settings
-from reactstep.tools.ranking.fusion import RetrievalConfig
 from reactstep.tools.ranking.retrieval import CodeIndex
 from reactstep.tools.vector_store.backend_choice import open_vector_store
 from reactstep.tools.vector_store.store import Ranking, SearchFilter
@@ -112,16 +111,8 @@ def main() -> None:
         sets[(package, "docstring")] = [(query, query.text) for query in queries]
         sets[(package, "question")] = [(query, query.question) for query in questions_of(queries)]
         sets[(package, "identifier")] = [(query, query.identifier) for query in queries if query.identifier]
-    # Every query at the swept weights, prose too, as when the weights were chosen.
     grid = [
-        RetrievalConfig(  # type: ignore[arg-type]
-            fusion=fusion,
-            lexical_weight=lexical,
-            name_weight=name,
-            prose_lexical_weight=lexical,
-            prose_name_weight=name,
-            **boosts,
-        )
+        every_query_at(lexical, name, fusion=fusion, **boosts)
         for fusion, lexical, name, boosts in itertools.product(
             args.fusions, args.lexical_weights, args.name_weights, args.boosts
         )

@@ -51,12 +51,13 @@ from docstring_dataset import CODE_WORD
 from retrieval_quality import (
     BASELINE_MODELS,
     HIT,
+    add_weights_option,
     baseline_passages,
     code_search,
+    every_query_at,
     load_baselines,
     mrr,
     package_chunks,
-    weight_pair,
 )
 from starlette.testclient import TestClient
 from stats import machine
@@ -119,22 +120,16 @@ def main() -> None:
         choices=["hybrid", "dense", "lexical"],
         help="the product's retrieval modes to ask with (hybrid is the shipped one)",
     )
-    parser.add_argument(
+    add_weights_option(
+        parser,
         "--weights",
-        nargs="*",
-        default=[],
-        type=weight_pair,
-        metavar="WORDS,NAMES",
-        help="also ask in hybrid mode with these word and name weights for every query (RetrievalConfig's"
+        "also ask in hybrid mode with these word and name weights for every query (RetrievalConfig's"
         " lexical_weight, name_weight, and the prose ones; shipped 0.7,0.5 and 0.3,0.2 for prose)",
     )
-    parser.add_argument(
+    add_weights_option(
+        parser,
         "--prose-weights",
-        nargs="*",
-        default=[],
-        type=weight_pair,
-        metavar="WORDS,NAMES",
-        help="also ask in hybrid mode with these word and name weights for prose queries only"
+        "also ask in hybrid mode with these word and name weights for prose queries only"
         " (RetrievalConfig's prose_lexical_weight, prose_name_weight)",
     )
     parser.add_argument(
@@ -212,12 +207,7 @@ def evaluate(name: str, work: Path, args: argparse.Namespace) -> None:
             for mode in args.modes
         }
         for lexical, names in args.weights:
-            asks[f"{label} words x{lexical:g} names x{names:g}"] = RetrievalConfig(
-                lexical_weight=lexical,
-                name_weight=names,
-                prose_lexical_weight=lexical,
-                prose_name_weight=names,
-            )
+            asks[f"{label} words x{lexical:g} names x{names:g}"] = every_query_at(lexical, names)
         for lexical, names in args.prose_weights:
             asks[f"{label} prose words x{lexical:g} names x{names:g}"] = RetrievalConfig(
                 prose_lexical_weight=lexical, prose_name_weight=names

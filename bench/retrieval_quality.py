@@ -34,6 +34,7 @@ from contextlib import redirect_stdout
 from dataclasses import replace
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from baselines import Baselines, rrf
@@ -76,17 +77,31 @@ def weight_pair(text: str) -> tuple[float, float]:
     return lexical, names
 
 
+def add_weights_option(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """An option taking any number of WORDS,NAMES pairs (weight_pair each)."""
+    parser.add_argument(flag, nargs="*", default=[], type=weight_pair, metavar="WORDS,NAMES", help=help)
+
+
+def every_query_at(lexical: float, names: float, **fields: Any) -> RetrievalConfig:
+    """A RetrievalConfig whose word and name weights are these for every query, prose too (as when the
+    weights were chosen, before prose had its own)."""
+    return RetrievalConfig(
+        lexical_weight=lexical,
+        name_weight=names,
+        prose_lexical_weight=lexical,
+        prose_name_weight=names,
+        **fields,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
     parser.add_argument("--configs", nargs="+", default=list(PRODUCT_CONFIGS), choices=list(PRODUCT_CONFIGS))
-    parser.add_argument(
+    add_weights_option(
+        parser,
         "--prose-weights",
-        nargs="*",
-        default=[],
-        type=weight_pair,
-        metavar="WORDS,NAMES",
-        help="also ask with these word and name weights for prose queries (RetrievalConfig's"
+        "also ask with these word and name weights for prose queries (RetrievalConfig's"
         " prose_lexical_weight, prose_name_weight; 0.7,0.5 counts prose as any other query)",
     )
     parser.add_argument("--work-dir", type=Path, help="keep packages and the index here (default: temp)")
