@@ -5,6 +5,9 @@
                with jitter) if the deadline leaves room ─► attempt again
             └► anything else, or no room left ─► raise it (with the retry count in its message)
 
+A retry that times out only because the deadline cut its timeout short reports the fault that made it
+retry: a provider that refuses connections answers llm_unavailable however slow the machine is.
+
 Jitter comes from a hash of the request's seed and the retry number: replicas spread their retries,
 and a replayed request waits exactly as long as the original did.
 """
@@ -56,6 +59,8 @@ class Attempts:
         self.retries = 0
         self._seed = seed
         self._deadline = time.monotonic() + policy.deadline_s
+        self._previous: UpstreamError | None = None  # the fault that made it retry
+        self._cut_short = False  # the attempt under way has less time than its own timeout
 
     def remaining_s(self) -> float:
         """Seconds left before the deadline."""
@@ -63,12 +68,16 @@ class Attempts:
 
     def limit(self, request: LLMRequest) -> LLMRequest:
         """The request for the next attempt: numbered, its timeout cut to what the deadline leaves."""
-        timeout_s = max(min(request.timeout_s, self.remaining_s()), 0.001)
+        remaining_s = self.remaining_s()
+        self._cut_short = remaining_s < request.timeout_s
+        timeout_s = max(min(request.timeout_s, remaining_s), 0.001)
         return replace(request, timeout_s=timeout_s, attempt=self.retries)
 
     async def back_off(self, error: UpstreamError) -> None:
         """Wait before the next attempt, or raise `error` when it must not or cannot be retried;
         each decision is logged with its reason."""
+        if isinstance(error, LLMTimeout) and self._cut_short and self._previous is not None:
+            error = self._previous
         delay = self.delay_s(error)
         if not isinstance(error, RETRYABLE):
             raise self._give_up(error, "not retryable")
@@ -87,6 +96,7 @@ class Attempts:
         )
         await asyncio.sleep(delay)
         self.retries += 1
+        self._previous = error
 
     def _give_up(self, error: UpstreamError, why: str) -> UpstreamError:
         log_event(logger, logging.WARNING, "llm gave up", reason=error.code, retries=self.retries, why=why)

@@ -34,6 +34,15 @@ SLOW = Reply("Final Answer: too late", delay_s=0.6)
             2,
             1,
         ),
+        # the retry stalls until the deadline: the answer names the fault that made it retry
+        (
+            (Fault(status=503), Reply(ANSWER, delay_s=2.0)),
+            {"llm_timeout_s": 5.0, "llm_deadline_s": 1.5},
+            503,
+            "llm_unavailable",
+            2,
+            1,
+        ),
         ((Fault(status=401), ANSWER), {}, 502, "llm_auth_failed", 1, 0),
         ((Fault(status=403), ANSWER), {}, 502, "llm_auth_failed", 1, 0),
         ((Fault(status=400), ANSWER), {}, 502, "llm_bad_response", 1, 0),
