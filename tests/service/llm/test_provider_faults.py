@@ -36,8 +36,8 @@ SLOW = Reply("Final Answer: too late", delay_s=0.6)
         ),
         # the retry stalls until the deadline: the answer names the fault that made it retry
         (
-            (Fault(status=503), Reply(ANSWER, delay_s=2.0)),
-            {"llm_timeout_s": 5.0, "llm_deadline_s": 1.5},
+            (Fault(status=503), Reply(ANSWER, delay_s=4.0)),
+            {"llm_timeout_s": 10.0, "llm_deadline_s": 3.0, "llm_retry_base_s": 0.05},
             503,
             "llm_unavailable",
             2,
