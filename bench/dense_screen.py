@@ -19,7 +19,6 @@ documents embedded per second. No fusion, no int8, no name boosts: a screen, not
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -72,9 +71,10 @@ def write_sets(args: argparse.Namespace) -> None:
         save(name, pool, [(q.text, [i for i, c in enumerate(pool) if c.path in q.paths]) for q in asked])
     for package in args.packages:
         source = args.site / f"{package}-site" / SOURCE_FOLDERS.get(package, package)
-        stripped = Path(tempfile.mkdtemp()) / package
-        found = build(source, stripped)
-        pool = chunks({p.relative_to(stripped).as_posix(): p.read_text() for p in stripped.rglob("*.py")})
+        with tempfile.TemporaryDirectory() as temp:
+            stripped = Path(temp) / package
+            found = build(source, stripped)
+            pool = chunks({p.relative_to(stripped).as_posix(): p.read_text() for p in stripped.rglob("*.py")})
         answers = {
             query: [i for i, c in enumerate(pool) if query.answered_by(c.path, c.start_line, c.end_line)]
             for query in found
@@ -113,27 +113,29 @@ def rank_sets(args: argparse.Namespace) -> None:
     for file in sorted(args.sets.glob("*.json")):
         body = json.loads(file.read_text())
         texts, queries = body["texts"], body["queries"]
+        pool = tuple(texts)
         started = time.perf_counter()
         with torch.no_grad():
-            if tuple(texts) not in embedded:
+            if pool not in embedded:
                 order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
                 vectors = torch.zeros(len(texts), model.config.hidden_size)
                 for start in range(0, len(order), 32):
                     rows = order[start : start + 32]
                     vectors[rows] = encode([texts[i] for i in rows], MAX_DOC_TOKENS)
-                embedded[tuple(texts)] = vectors
+                embedded[pool] = vectors
                 rate = f"{len(texts) / (time.perf_counter() - started):.1f} docs/s"
             else:
                 rate = "pool embedded above"
             asked = encode([text for text, _ in queries], MAX_QUERY_TOKENS)
-        top = (asked @ embedded[tuple(texts)].T).topk(10, dim=1).indices.tolist()
+        top = (asked @ embedded[pool].T).topk(10, dim=1).indices.tolist()
         total = 0.0
         for row, (_, answers) in zip(top, queries, strict=True):
-            total += next((1 / rank for rank, i in enumerate(row, 1) if i in set(answers)), 0.0)
+            right = set(answers)
+            total += next((1 / rank for rank, i in enumerate(row, 1) if i in right), 0.0)
         print(
             f"{file.stem:20} MRR@10 {total / len(queries):.3f}  ({len(queries)} queries; {rate})", flush=True
         )
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
