@@ -12,6 +12,7 @@ from reactstep.contract.common import (
     StrictModel,
     UserApiKeys,
     WireModel,
+    at_most,
     nulls_left_out,
 )
 
@@ -23,7 +24,7 @@ class ExecuteActionRequest(StrictModel):
     session_id: SessionId
     tool_name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     """A server tool (see GET /api/agent/tools)."""
-    tool_args: dict[str, Any] = Field({}, max_length=MAX_ARGS)
+    tool_args: Annotated[dict[str, Any], at_most(MAX_ARGS)] = Field({}, max_length=MAX_ARGS)
     """The tool's arguments, usually `action_details.tool_args`."""
     user_api_keys: UserApiKeys = Field(default_factory=UserApiKeys)
     embedding_model_config: EmbeddingModelConfig | None = None

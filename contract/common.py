@@ -12,6 +12,7 @@ from pydantic import (
     SecretStr,
     StringConstraints,
 )
+from pydantic_core import PydanticCustomError
 
 PROJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 ProjectId = Annotated[
@@ -50,6 +51,22 @@ FILE_PATH_SCHEMA: dict[str, Any] = {
     "pattern": FILE_PATH_PATTERN,
 }
 MAX_ARGS = 64  # keys of tool_args and of a client tool's parameters schema
+
+
+def at_most(limit: int) -> BeforeValidator:
+    """A map's bound checked before its entries are (pydantic counts a list first, a map last): a map
+    over it is refused as pydantic refuses a list, naming its size and the bound."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, dict) and len(value) > limit:
+            raise PydanticCustomError(
+                "too_long",
+                "Dictionary should have at most {max_length} items, not {actual_length}",
+                {"field_type": "Dictionary", "max_length": limit, "actual_length": len(value)},
+            )
+        return value
+
+    return BeforeValidator(check)
 
 
 def _integral(value: Any) -> Any:

@@ -4,9 +4,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     ConfigDict,
+    Discriminator,
     Field,
     SerializerFunctionWrapHandler,
     StringConstraints,
+    Tag,
     field_validator,
     model_serializer,
 )
@@ -19,6 +21,7 @@ from reactstep.contract.common import (
     StrictModel,
     UserApiKeys,
     WireModel,
+    at_most,
     nulls_left_out,
 )
 
@@ -35,6 +38,8 @@ Status = Literal[
 Executor = Literal["server", "client"]
 # Bounds of what a client sends back in conversation_history (a model reply is cut well below it).
 HistoryText = Annotated[str, StringConstraints(max_length=200_000)]
+MAX_HISTORY_ITEMS = 200  # ~100 turns: more than any context window holds once rendered
+MAX_CLIENT_TOOLS = 50
 ToolCallingMode = Literal["text", "native", "auto"]
 # react: a reply without a call or "Final Answer:" is a format error; native_text: it is the answer.
 ReplyFormat = Literal["react", "native_text"]
@@ -83,7 +88,7 @@ class ClientTool(StrictModel):
     description: Annotated[str, StringConstraints(max_length=4_000)] = ""
     category: Literal["search", "reading", "writing", "execution"] = "execution"
     """The manifest section the tool is listed under."""
-    parameters: dict[str, Any] = Field(
+    parameters: Annotated[dict[str, Any], at_most(MAX_ARGS)] = Field(
         default_factory=lambda: {"type": "object"},
         max_length=MAX_ARGS,
         json_schema_extra={
@@ -106,7 +111,7 @@ class ActionDetails(StrictModel):
     """A parsed tool call."""
 
     tool_name: Annotated[str, StringConstraints(max_length=64)]
-    tool_args: dict[str, Any] = Field(max_length=MAX_ARGS)
+    tool_args: Annotated[dict[str, Any], at_most(MAX_ARGS)] = Field(max_length=MAX_ARGS)
     """Keyword arguments, checked against the tool's JSON Schema."""
     raw_action_string: HistoryText
     """The action as the model wrote it, e.g. `Action: read_file(file_path="src/app.py")`."""
@@ -150,8 +155,27 @@ class Turn(StrictModel):
     content: HistoryText
 
 
+def _history_kind(item: Any) -> str | None:
+    """Which kind of history item this is, by the key only that kind has (None: no kind's key)."""
+    keys = item if isinstance(item, dict) else vars(item) if isinstance(item, StrictModel) else {}
+    for key, kind in (("action_details", "step"), ("raw_output", "format_error"), ("role", "turn")):
+        if key in keys:
+            return kind
+    return None
+
+
+# The kind is told by its key before the item is validated, so a bad item is checked against its own
+# kind alone: its errors are that kind's, not every kind's (and it costs one validation, not three).
 HistoryItem = Annotated[
-    CompletedStep | FormatErrorStep | Turn,
+    Annotated[CompletedStep, Tag("step")]
+    | Annotated[FormatErrorStep, Tag("format_error")]
+    | Annotated[Turn, Tag("turn")],
+    Discriminator(
+        _history_kind,
+        custom_error_type="history_item_kind",
+        custom_error_message="a history item is an object with action_details (a completed step), "
+        "raw_output (a format error) or role (a turn)",
+    ),
     Field(description="One conversation_history item; the required keys tell the kinds apart."),
 ]
 
@@ -163,7 +187,7 @@ class ReactStepRequest(StrictModel):
     session_id: SessionId
     user_query: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
     """The question being answered now."""
-    conversation_history: list[HistoryItem] = Field([])
+    conversation_history: list[HistoryItem] = Field([], max_length=MAX_HISTORY_ITEMS)
     """The steps so far, oldest first, exactly as the endpoints returned them. Each item is one of:
 
     - `CompletedStep` `{thought, action_details, observation, is_error}`: `thought` and
@@ -184,7 +208,7 @@ class ReactStepRequest(StrictModel):
     """The tool manifest text to show the model instead of the server's own (seeds/001). When
     absent or null the server renders its tools plus `client_tools` (see GET /api/agent/tools).
     """
-    client_tools: list[ClientTool] = Field([], max_length=50)
+    client_tools: list[ClientTool] = Field([], max_length=MAX_CLIENT_TOOLS)
     """Tools the client runs itself, for this request only. A proposed call of one has
     `executor: client`. A name equal to a server tool's, or to another client tool's, is a 422.
     """

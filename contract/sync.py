@@ -11,18 +11,24 @@ from reactstep.contract.common import (
     StrictModel,
     UserApiKeys,
     WireModel,
+    at_most,
 )
 from reactstep.contract.indexing import IndexResponse
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+# The files of one manifest: a large monorepo's (the Linux kernel has ~90,000); its JSON is ~10-16 MB,
+# what REACTSTEP_MAX_BODY_BYTES's default holds.
+MAX_MANIFEST_FILES = 100_000
 
 
 class SyncRequest(StrictModel):
     """POST /api/projects/{project_id}/sync."""
 
     # The server's own path rules refuse a key (422 invalid_path, naming it); the pattern says them.
-    files: dict[str, Sha256] = Field(json_schema_extra={"propertyNames": FILE_PATH_SCHEMA})
-    """Every file of the client's workspace, canonical relative path -> sha256 hex."""
+    files: Annotated[dict[str, Sha256], at_most(MAX_MANIFEST_FILES)] = Field(
+        max_length=MAX_MANIFEST_FILES, fail_fast=True, json_schema_extra={"propertyNames": FILE_PATH_SCHEMA}
+    )
+    """Every file of the client's workspace, canonical relative path -> sha256 hex; at most 100,000."""
     base_version: Annotated[Integer, Field(ge=0)] | None = None
     """The version of the client's last sync; null the first time."""
     apply_deletes: bool = False

@@ -1,42 +1,29 @@
 """Bounds on what a request or a model reply may make the server hold, each refused with its own code.
 
 body bytes          bodies.read_limited             413 payload_too_large (declared or chunked)
-JSON nesting        check_json_depth                400 json_too_deep (before pydantic sees it)
+JSON nesting        http.json_shape                 400 json_too_deep (counted in the bytes, before parsing)
+JSON values         http.json_shape                 413 payload_too_large (arrays and objects, items)
 field lengths       schemas.py / openapi.yaml       422 validation_failed naming the field
-history length      check_history_length            422 history_too_long
+list and map sizes  contract (maxItems, maxProperties)  422 validation_failed naming the field, its size
+                                                    and the bound (history_too_long for the history)
 llm max_tokens      check_max_tokens                422 max_tokens_too_large
 model reply size    cap_reply                       cut to MAX_REPLY_CHARS, noted
 requests at work    http.admission                  503 overloaded
 """
 
 from dataclasses import replace
-from typing import Any
 
-from reactstep.service.errors import HistoryTooLong, JSONTooDeep, MaxTokensTooLarge
+from reactstep.service.errors import MaxTokensTooLarge
 from reactstep.service.llm.protocol import LLMReply
 
 MAX_JSON_DEPTH = 32  # deeper than any body the API defines; stops a recursion bomb before pydantic
-MAX_HISTORY_ITEMS = 200  # ~100 turns: more than any context window holds once rendered
+# What a parser may be asked to build from one body. A body at the size limit holds at most a few
+# thousand arrays and objects in real use (200 history items, 50 client tools with their schemas) and
+# a few hundred thousand items (a sync manifest of 100,000 paths, its bound, is 200,000); parsing
+# either bound takes tens of milliseconds, where 16 MB of tiny objects took seconds.
+MAX_CONTAINERS = 20_000
+MAX_ITEMS = 250_000
 MAX_REPLY_CHARS = 100_000  # a reply kept in history must fit what a request may send back
-
-
-def check_json_depth(value: Any, max_depth: int = MAX_JSON_DEPTH) -> None:
-    """Refuse a parsed JSON value nested deeper than max_depth arrays and objects."""
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        if depth > max_depth:
-            raise JSONTooDeep(f"the request body nests arrays and objects deeper than {max_depth} levels")
-        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-
-
-def check_history_length(items: int, limit: int = MAX_HISTORY_ITEMS) -> None:
-    """Refuse a conversation_history longer than the server's limit."""
-    if items > limit:
-        raise HistoryTooLong(f"conversation_history has {items} items; the limit is {limit}")
 
 
 def check_max_tokens(requested: int | None, cap: int) -> None:

@@ -1,6 +1,7 @@
 """The app factory: routes, error handlers, and the runtime they share."""
 
 import contextlib
+import gc
 from collections.abc import AsyncIterator, Callable
 
 from starlette.applications import Starlette
@@ -80,7 +81,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        runtime.llm_check.serve()  # /readyz answers within its deadline from now on
+        warming = runtime.llm_check.serve()  # /readyz answers within its deadline from now on
+        # What start-up loads (litellm and its tables: about a million objects) lives as long as the
+        # process: frozen out of the collector once in, a full collection no longer walks it (it
+        # paused every request for ~0.1 s after every few large bodies, bench/stalls.py).
+        warming.add_done_callback(lambda _: gc.freeze())
         try:
             yield
         finally:

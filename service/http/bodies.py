@@ -5,25 +5,27 @@ from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope
 
 from reactstep.service.errors import (
     BadRequest,
+    HistoryTooLong,
     InvalidJSON,
     InvalidPath,
-    JSONTooDeep,
     PayloadTooLarge,
     ServiceError,
     ValidationFailed,
 )
-from reactstep.service.limits import check_json_depth
+from reactstep.service.http.json_shape import check_json_shape
+from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.redaction import remember_request_secrets
+from reactstep.service.worker_threads import on_worker
 from reactstep.tools.store.paths import escaped_bytes
 
 Model = TypeVar("Model", bound=BaseModel)
-DEFAULT_MAX_DEPTH = 32
 
 
 async def read_model(
@@ -31,74 +33,59 @@ async def read_model(
     model: type[Model],
     max_bytes: int,
     allow_empty: bool = False,
-    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_depth: int = MAX_JSON_DEPTH,
     path_keys: str | None = None,
 ) -> Model:
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
-    return parse_model(await read_limited(request, max_bytes), model, allow_empty, max_depth, path_keys)
+    raw = await read_limited(request, max_bytes)
+    return await parse_model(raw, model, allow_empty, max_depth, path_keys)
 
 
-def parse_model(
+async def parse_model(
     raw: bytes,
     model: type[Model],
     allow_empty: bool = False,
-    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_depth: int = MAX_JSON_DEPTH,
     path_keys: str | None = None,
 ) -> Model:
     """A raw body parsed as `model` (its secrets remembered for the request), or a 4xx ServiceError.
 
-    Text in the body must be valid UTF-8 (no raw bytes that are not, no lone surrogate escape): a
-    string that is not is refused naming where it is and its bytes, escaped; under the object
-    field `path_keys`, whose keys are project paths, as 422 invalid_path naming that key.
+    The body is measured before it is parsed (json_shape: too many values or too deep is refused
+    unparsed). Text in it must be valid UTF-8 (no raw bytes that are not, no lone surrogate
+    escape): a string that is not is refused naming where it is and its bytes, escaped; under the
+    object field `path_keys`, whose keys are project paths, as 422 invalid_path naming that key.
     """
     if allow_empty and not raw.strip():
-        body = _validated(model, {}, path_keys, max_depth)
+        body = _validated(model, {})
+    elif not raw:
+        raise InvalidJSON("the request body is empty; send a JSON object")
     else:
-        body = _parsed(raw, model, max_depth, path_keys)
+        await check_json_shape(raw, max_depth)
+        body = await _parsed(raw, model, path_keys)
     remember_request_secrets(body)
     return body
 
 
-def _parsed(raw: bytes, model: type[Model], max_depth: int, path_keys: str | None) -> Model:
-    if not raw:
-        raise InvalidJSON("the request body is empty; send a JSON object")
-    if raw.count(b"{") + raw.count(b"[") <= max_depth:  # too few openers to nest deeper than allowed:
-        return _validated(model, raw, path_keys, max_depth)  # pydantic parses the JSON, in one pass
-    payload = _decode(raw)
-    check_json_depth(payload, max_depth)
-    _refuse_non_text(payload, path_keys)
-    return _validated(model, payload, path_keys, max_depth)
-
-
-def check_body_depth(raw: bytes, max_depth: int) -> None:
-    """Refuse a JSON body nested deeper than max_depth (400); a body that is not JSON is its reader's."""
-    if raw.count(b"{") + raw.count(b"[") <= max_depth:  # too few openers to nest that deep
-        return
+async def _parsed(raw: bytes, model: type[Model], path_keys: str | None) -> Model:
+    """pydantic parses the JSON and validates it in one pass; a body it cannot read is looked at
+    again (on a worker thread: that walk is Python) to say which string is not text."""
     try:
-        payload = json.loads(raw)
-    except RecursionError as exc:
-        raise JSONTooDeep(
-            f"the request body nests arrays and objects deeper than {max_depth} levels"
-        ) from exc
-    except ValueError:
-        return
-    check_json_depth(payload, max_depth)
+        return _validated(model, raw)
+    except InvalidJSON:
+        if (lenient := await on_worker(_decoded_leniently, raw)) is not None:
+            await on_worker(_refuse_non_text, lenient, path_keys)
+        raise
 
 
-def _validated(model: type[Model], payload: Any, path_keys: str | None, max_depth: int) -> Model:
+def _validated(model: type[Model], payload: Any) -> Model:
     try:
         if isinstance(payload, bytes):
             return model.model_validate_json(payload)
         return model.model_validate(payload)
     except ValidationError as exc:
         if invalid := [error for error in exc.errors() if error["type"] == "json_invalid"]:
-            if isinstance(payload, bytes) and (lenient := _decoded_leniently(payload)) is not None:
-                check_json_depth(lenient, max_depth)  # JSON, but maybe not text: which string?
-                _refuse_non_text(lenient, path_keys)
             raise InvalidJSON(f"the request body is not valid JSON: {invalid[0]['msg'][:200]}") from exc
-        raise ValidationFailed(
-            "the request body does not match the schema", details=describe_errors(exc)
-        ) from exc
+        raise refusal(exc) from exc
 
 
 async def read_limited(request: Request, max_bytes: int) -> bytes:
@@ -134,16 +121,6 @@ def _content_length(scope: Scope) -> bytes | None:
         if name == b"content-length":
             return value  # type: ignore[no-any-return]
     return None
-
-
-def _decode(body: bytes) -> Any:
-    """The JSON body as Python, bytes that are not UTF-8 kept as surrogate escapes (_refuse_non_text)."""
-    try:
-        return json.loads(body.decode("utf-8", "surrogateescape"))
-    except RecursionError as exc:
-        raise JSONTooDeep("the request body nests arrays and objects too deeply") from exc
-    except ValueError as exc:
-        raise InvalidJSON(f"the request body is not valid JSON: {str(exc)[:200]}") from exc
 
 
 def _decoded_leniently(body: bytes) -> Any:
@@ -183,12 +160,37 @@ def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{where}[{number}]")
 
 
-def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
+# At most this many details in a 422: the first failing items say what to fix; one detail per bad item
+# of a long list (and per branch of a union) would cost more to build than the request is worth.
+MAX_DETAILS = 5
+# A list over its bound whose refusal has a code of its own.
+TOO_LONG: dict[str, type[ValidationFailed]] = {"conversation_history": HistoryTooLong}
+
+
+def refusal(exc: ValidationError) -> ValidationFailed:
+    """A 422 for a body that does not match its model: a list or map over its bound named with its
+    size and the bound, else the first MAX_DETAILS problems."""
+    errors = exc.errors(include_input=False, include_url=False, include_context=True)
+    for error in errors:
+        if error["type"] == "too_long" and "actual_length" in error.get("ctx", {}):
+            field = _field(error)
+            limit, size = error["ctx"]["max_length"], error["ctx"]["actual_length"]
+            message = f"{field} has {size:,} items; the limit is {limit:,}"
+            return TOO_LONG.get(field, ValidationFailed)(
+                message, details=[{"field": field, "message": message}]
+            )
+    shown = describe_errors(errors[:MAX_DETAILS])
+    more = f" (the first {MAX_DETAILS} of {len(errors)} problems)" if len(errors) > MAX_DETAILS else ""
+    return ValidationFailed(f"the request body does not match the schema{more}", details=shown)
+
+
+def describe_errors(errors: "list[ErrorDetails]") -> list[dict[str, str]]:
     """Where and what, never the offending value (it may hold a key)."""
-    return [
-        {"field": ".".join(str(part) for part in error["loc"]) or "body", "message": error["msg"]}
-        for error in exc.errors(include_input=False, include_url=False, include_context=False)
-    ]
+    return [{"field": _field(error), "message": error["msg"]} for error in errors]
+
+
+def _field(error: "ErrorDetails") -> str:
+    return ".".join(str(part) for part in error["loc"]) or "body"
 
 
 def model_response(body: BaseModel, exclude_none: bool = False) -> Response:

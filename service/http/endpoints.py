@@ -28,6 +28,7 @@ from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
+from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.calls import execute_action as execute_action_call
 from reactstep.service.workspace.projects import require_project_from_loop
 
@@ -45,12 +46,14 @@ async def _read(request: Request, runtime: Runtime, model: type[Model], allow_em
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = check_client_tools(await _read(request, runtime, ReactStepRequest))
+    body = await _read(request, runtime, ReactStepRequest)
+    if body.client_tools:  # jsonschema walks each schema in Python: a worker thread's job, not the loop's
+        await on_worker(check_client_tools, body)
     authorize_project(request.scope, body.project_id)
     await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)
     if body.stream:
-        return open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
+        return await open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
     result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry, overview)
     return model_response(result, exclude_none=True)
 
@@ -64,7 +67,7 @@ async def execute_action(request: Request) -> Response:
 
 async def answer_execute_action(scope: Scope, raw: bytes, runtime: Runtime) -> bytes:
     """execute_action's answer to a raw body: the JSON of a 200, or a ServiceError."""
-    body = parse_model(raw, ExecuteActionRequest, max_depth=MAX_JSON_DEPTH)
+    body = await parse_model(raw, ExecuteActionRequest, max_depth=MAX_JSON_DEPTH)
     authorize_project(scope, body.project_id)
     return model_json(await execute_action_call(body, runtime))
 

@@ -31,9 +31,9 @@ def llm_problem(settings: Settings, model: str | None = None) -> str | None:
 
 class DefaultLLMCheck:
     """/readyz's `llm` verdict when nothing is probed: `configured` or `unconfigured`. The first
-    answer imports litellm (seconds, more on a loaded machine, and ~120 MiB a process that only
-    reads files need not hold), so a serving app makes it on a thread of its own when first asked
-    and reads `warming` until it is in; an app run without its lifespan (in-process) answers at once."""
+    answer imports litellm (seconds, more on a loaded machine), so a serving app makes it on a thread
+    of its own as it starts and reads `warming` until it is in; an app run without its lifespan
+    (in-process) answers at once."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -41,9 +41,13 @@ class DefaultLLMCheck:
         self._serving = False
         self._future: Future[str] | None = None
 
-    def serve(self) -> None:
-        """From now on a verdict not yet made is made in the background (the app's start calls this)."""
+    def serve(self) -> "Future[str]":
+        """Begin the verdict in the background, and make it there from now on (the app's start calls
+        this): litellm is imported by the time /readyz says ready, so the first step does not pay it."""
         self._serving = True
+        self.verdict(0.0)
+        assert self._future is not None
+        return self._future
 
     def verdict(self, wait_s: float) -> str:
         """The verdict; when serving, waiting at most `wait_s` for it (`warming` after that)."""

@@ -8,6 +8,7 @@
                             a project outside the key's globs: 403 forbidden_project
                             no such project: 404 project_not_found
                             arrays and objects nested too deep: 400 json_too_deep
+                            more values than any call needs: 413 payload_too_large
                             bytes that are not UTF-8: 400 invalid_json
       HttpTransport         JSON-RPC, one message per POST (a batch is 400), stateless
 GET and DELETE are 405 (the route is POST only): without sessions there is nothing to stream or end.
@@ -20,7 +21,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import check_body_depth, read_limited
+from reactstep.service.http.bodies import read_limited
+from reactstep.service.http.json_shape import check_json_shape
 from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.server import HttpTransport, build_server
@@ -47,7 +49,7 @@ class McpEndpoint:
         project_id = authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
         await require_project_from_loop(project_id, runtime)
         body = await read_limited(request, runtime.settings.max_body_bytes)
-        check_body_depth(body, MAX_JSON_DEPTH)  # not JSON: the SDK answers that
+        await check_json_shape(body, MAX_JSON_DEPTH)  # too many values, too deep; not JSON: the SDK's
         check_text(body)  # but not bytes that are no text: the SDK fails on them (500)
         transport: HttpTransport = request.app.state.mcp
         await transport.handle(accepting_any(scope), _replay(body, receive), send)

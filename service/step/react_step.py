@@ -17,7 +17,7 @@ from typing import Any
 
 from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
-from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply, check_history_length
+from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
@@ -43,6 +43,7 @@ from reactstep.service.step.prompting import (
     tool_prompts,
 )
 from reactstep.service.step.step_tools import step_tools
+from reactstep.service.worker_threads import on_worker
 from reactstep.tools.registry import ToolRegistry
 
 LOOP_REPEATS = 3  # the same action and observation this often: a warning, then loop_detected
@@ -84,7 +85,6 @@ def prepare_step(
     if request.max_iterations_left == 0:
         request_context.note(step_status="max_iterations_reached")
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
-    check_history_length(len(request.conversation_history))
     tools = step_tools(request, registry)
     llm_request, facts = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
     mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, facts)
@@ -160,7 +160,7 @@ async def run_react_step(
     project_overview: str | None = None,
 ) -> ReactStepResponse:
     """Take one reasoning step for the request (`project_overview`: see prepare_step)."""
-    prepared = prepare_step(request, settings, registry, project_overview)
+    prepared = await on_worker(prepare_step, request, settings, registry, project_overview)
     if isinstance(prepared, ReactStepResponse):
         return prepared
     attempts = prepared.attempts()

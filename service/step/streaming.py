@@ -28,6 +28,7 @@ from reactstep.service.llm.retries import open_stream_with_retries, within_deadl
 from reactstep.service.settings import Settings
 from reactstep.service.step.react_step import PreparedStep, finish_step, prepare_step, step_body
 from reactstep.service.step.thought_stream import ThoughtStream
+from reactstep.service.worker_threads import on_worker
 from reactstep.tools.registry import ToolRegistry
 
 logger = logging.getLogger("reactstep")
@@ -53,7 +54,7 @@ class EventStreamResponse(StreamingResponse):
             group.cancel_scope.cancel()
 
 
-def open_step_stream(
+async def open_step_stream(
     request: ReactStepRequest,
     settings: Settings,
     llm: LLMGateway,
@@ -61,7 +62,7 @@ def open_step_stream(
     project_overview: str | None = None,
 ) -> EventStreamResponse:
     """Prepare the step (request errors raise here), then stream its events."""
-    prepared = prepare_step(request, settings, registry, project_overview)
+    prepared = await on_worker(prepare_step, request, settings, registry, project_overview)
     if isinstance(prepared, PreparedStep):
         return EventStreamResponse(step_events(prepared, llm), headers=HEADERS)
     return EventStreamResponse(_single("result", step_body(prepared)), headers=HEADERS)

@@ -28,8 +28,6 @@ from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.paths import normalize_path, twins
 
-SYNC_MAX_FILES = 100_000  # a manifest this long is ~16 MB of JSON, REACTSTEP_MAX_BODY_BYTES's default
-
 
 def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncResponse:
     """Compare the manifest with the project's files; delete (when asked) and index (when asked)."""
@@ -81,12 +79,10 @@ def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesRespon
     return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])
 
 
-def _check_manifest(files: dict[str, str], limit: int = SYNC_MAX_FILES) -> None:
-    """422 for a manifest over the file-count limit or naming a path that is not canonical (not
-    UTF-8, not NFC, ...: invalid_path naming it); 409 name_collision for two paths that differ only
-    by case or Unicode normalisation, which a case-insensitive disk would merge into one file."""
-    if len(files) > limit:
-        raise ValidationFailed(f"the manifest lists {len(files)} files; a sync takes at most {limit}")
+def _check_manifest(files: dict[str, str]) -> None:
+    """422 for a manifest naming a path that is not canonical (not UTF-8, not NFC, ...: invalid_path
+    naming it); 409 name_collision for two paths that differ only by case or Unicode normalisation,
+    which a case-insensitive disk would merge into one file. (Its length is the contract's bound.)"""
     for path in files:
         with valid_path():
             clean = normalize_path(path)

@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from reactstep.contract.step import MAX_HISTORY_ITEMS
+from reactstep.contract.sync import MAX_MANIFEST_FILES
 from reactstep.service.http.app import OVERLOAD_RETRY_AFTER_S, QUEUE_TIMEOUT_S
 from reactstep.service.http.readiness import READINESS_TIMEOUT_S
-from reactstep.service.limits import MAX_HISTORY_ITEMS, MAX_JSON_DEPTH, MAX_REPLY_CHARS
+from reactstep.service.limits import MAX_JSON_DEPTH, MAX_REPLY_CHARS
 from reactstep.service.llm.config import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
 from reactstep.service.llm.retries import RETRY_MAX_S
 from reactstep.service.removed_settings import REMOVED
 from reactstep.service.settings import Settings
 from reactstep.service.settings_errors import settings_problems
 from reactstep.service.step.react_step import LOOP_REPEATS, MAX_OBSERVATION_CHARS, OVERVIEW_MAX_CHARS
-from reactstep.service.workspace.sync import SYNC_MAX_FILES
 from reactstep.tools.ranking.fusion import RetrievalConfig
 from reactstep.tools.registry import ToolLimits
 from reactstep.tools.store.s3_clients import S3Config
@@ -46,7 +47,7 @@ FIXED = {
     "read_file_max_bytes": LIMITS.read_file_max_bytes,
     "list_files_max_entries": LIMITS.list_files_max_entries,
     "list_files_page_size": LIMITS.list_files_page_size,
-    "sync_max_files": SYNC_MAX_FILES,
+    "sync_max_files": MAX_MANIFEST_FILES,
     "max_history_items": MAX_HISTORY_ITEMS,
     "max_json_depth": MAX_JSON_DEPTH,
     "queue_timeout_s": QUEUE_TIMEOUT_S,

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.contract.step import Usage
+from reactstep.contract.step import MAX_HISTORY_ITEMS, Usage
 from reactstep.service.http.admission import AdmissionLimiter
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
-from reactstep.service.limits import MAX_HISTORY_ITEMS, MAX_REPLY_CHARS
+from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
@@ -46,7 +46,9 @@ def nested(depth: int) -> bytes:
         (nested(32), 200, None),
         (nested(33), 400, "json_too_deep"),
         (b"[" * 40 + b"]" * 40, 400, "json_too_deep"),
-        (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, 400, "json_too_deep"),  # past the parser's recursion
+        (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, 400, "json_too_deep"),  # past the parser's recursion
+        # More objects than any body needs is refused before its nesting is read.
+        (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, 413, "payload_too_large"),
     ],
 )
 def test_json_nesting_is_bounded_before_validation(

@@ -22,11 +22,11 @@ import reactstep.service
 import reactstep.tools
 from reactstep.contract import step as step_models
 from reactstep.contract.errors import VALIDATION_CODES
+from reactstep.contract.step import MAX_HISTORY_ITEMS
 from reactstep.service import errors
 from reactstep.service.http.app import ROUTES, create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.endpoints import OPENAPI_PATH
-from reactstep.service.limits import MAX_HISTORY_ITEMS
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, NativeToolCall
 from reactstep.service.settings import Settings
 from reactstep.tools.errors import StoreUnavailable
@@ -662,7 +662,7 @@ CALLS: dict[str, Call] = {
                     {
                         "field": "client_tools.0.parameters",
                         "message": "Value error, parameters is not a valid JSON Schema: "
-                        "5 is not of type 'object'",
+                        '5 is not of type "object"',
                     }
                 ],
                 "request_id": REQUEST_ID,
@@ -683,7 +683,7 @@ CALLS: dict[str, Call] = {
         REACT,
         422,
         json=step(conversation_history=[STEP] * (MAX_HISTORY_ITEMS + 1)),
-        request_valid=True,
+        request_valid=False,  # the contract says maxItems: 200
         code="history_too_long",
         llm_calls=0,
     ),

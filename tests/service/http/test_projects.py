@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.service.workspace.sync import SYNC_MAX_FILES
+from reactstep.contract.sync import MAX_MANIFEST_FILES
 from reactstep.tools.store.local import LocalStore
 
 P = "/api/projects"
@@ -189,11 +189,16 @@ def test_a_malformed_manifest_is_422(client: TestClient, body: dict[str, Any], c
 def test_a_manifest_over_the_file_limit_is_422(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     client.put(f"{P}/web")
-    files = {f"f{n}.py": "a" * 64 for n in range(SYNC_MAX_FILES + 1)}
+    files = {f"f{n}.py": "a" * 64 for n in range(MAX_MANIFEST_FILES + 1)}
     response = client.post(f"{P}/web/sync", json={"files": files})
     assert error(response) == (422, "validation_failed")
-    message = f"the manifest lists {SYNC_MAX_FILES + 1} files; a sync takes at most {SYNC_MAX_FILES}"
-    assert response.json()["error"]["message"] == message
+    message = "files has 100,001 items; the limit is 100,000"
+    assert response.json()["error"] == {
+        "code": "validation_failed",
+        "message": message,
+        "details": [{"field": "files", "message": message}],
+        "request_id": response.headers["x-request-id"],
+    }
 
 
 def test_a_base_version_ahead_of_the_project_is_409(client: TestClient) -> None:
