@@ -21,7 +21,7 @@ from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder
 from tests.served import REACTSTEP, free_port, wait_until_up
 
-FILES = 180  # 1,800 chunks: seven embedding windows, 7 s or more of embedding on 2 cores
+FILES = 400  # 4,000 chunks: sixteen embedding windows, ~10 s of embedding on a quiet 2-core machine
 MAX_GAP_S = 2.0
 PHASES = ["scan", "embed", "write", "done"]  # the order the contract promises
 
