@@ -116,6 +116,9 @@ class LocalShell:
         self._cwd = str(cwd)
         self._limit = max_output_chars
         self._background: dict[str, ShellProcess] = {}
+        # A running command's last line, read before its end arrived: kept until it does, so that a
+        # filter sees it whole (a line split across two reads matched neither half).
+        self._unfinished: dict[str, str] = {}
         self._handlers: dict[str, Callable[[Any], Result]] = {
             "bash": self._bash,
             "bash_output": self._bash_output,
@@ -183,7 +186,7 @@ class LocalShell:
         code = process.exit_code
         if code is not None:
             process.finish_reading()  # the last lines may still be in the pipe
-        captured = process.output.take()
+        captured = self._whole_lines(args.bash_id, process.output.take(), finished=code is not None)
         if pattern is not None:
             head, tail = _matching(captured.head, pattern), _matching(captured.tail, pattern)
             captured = Captured(head, tail, captured.omitted)
@@ -191,6 +194,18 @@ class LocalShell:
         output = _joined(captured).rstrip("\n") or f"(no new output{matching})"
         status = "is running" if code is None else _ending(code)
         return f"{args.bash_id} {status}.\n{output}", False
+
+    def _whole_lines(self, bash_id: str, captured: Captured, finished: bool) -> Captured:
+        """The output read now after the line kept from the last read; its own unfinished last line is
+        kept for the next read while the command runs."""
+        head, tail, kept = self._unfinished.pop(bash_id, "") + captured.head, captured.tail, ""
+        if not finished and (tail or captured.omitted):
+            tail, kept = _unfinished_split(tail)
+        elif not finished:
+            head, kept = _unfinished_split(head)
+        if kept:
+            self._unfinished[bash_id] = kept
+        return Captured(head, tail, captured.omitted)
 
     def _kill_bash(self, args: KillBashArgs) -> Result:
         process = self._find(args.bash_id)
@@ -204,6 +219,12 @@ class LocalShell:
             started = ", ".join(self._background) or "none has been started"
             raise ToolFailure(f"no background command {bash_id!r} (started: {started})")
         return process
+
+
+def _unfinished_split(text: str) -> tuple[str, str]:
+    """The text's whole lines, and what follows its last line break."""
+    cut = text.rfind("\n") + 1
+    return text[:cut], text[cut:]
 
 
 def _ending(code: int) -> str:

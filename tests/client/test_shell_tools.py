@@ -159,6 +159,22 @@ def test_background_lifecycle(shell: LocalShell) -> None:
     }
 
 
+def test_a_filter_sees_a_line_that_reaches_the_pipe_in_two_pieces(shell: LocalShell) -> None:
+    # The writer stops in the middle of the line; a read then finds half of it, the next the rest.
+    shell.run(
+        "bash",
+        {"command": "printf 'err'; sleep 1; printf 'or 10\\nline\\n'; sleep 30", "run_in_background": True},
+    )
+    time.sleep(0.5)
+    first = shell.run("bash_output", {"bash_id": "bash_1", "filter": r"^error \d+$"})["observation"]
+    assert first == "bash_1 is running.\n(no new output matching '^error \\\\d+$')"
+    assert "error 10\n" in wait_for_output(shell, "bash_1", "error 10", filter=r"^error \d+$")
+    assert (
+        shell.run("bash_output", {"bash_id": "bash_1"})["observation"]
+        == "bash_1 is running.\n(no new output)"
+    )
+
+
 def test_a_background_command_that_ends_reports_its_exit_code(shell: LocalShell) -> None:
     shell.run("bash", {"command": "echo first", "run_in_background": True})
     shell.run("bash", {"command": "echo second; exit 4", "run_in_background": True})
