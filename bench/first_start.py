@@ -36,12 +36,18 @@ def first_start(work: Path) -> None:
     clone = work / "reactstep"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("REACTSTEP_", "VIRTUAL_ENV"))}
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("REACTSTEP_", "VIRTUAL_ENV"))
+    }
     env.update(PIP_NO_CACHE_DIR="1", REACTSTEP_DATA_DIR=str(work / "data"))
     began = time.monotonic()
     with open(work / "serve.log", "w") as log:
         process = subprocess.Popen(
-            [str(clone / "scripts" / "serve"), "--port", str(port)], cwd=clone, env=env, stdout=log, stderr=log
+            [str(clone / "scripts" / "serve"), "--port", str(port)],
+            cwd=clone,
+            env=env,
+            stdout=log,
+            stderr=log,
         )
         try:
             while process.poll() is None:
@@ -58,7 +64,9 @@ def first_start(work: Path) -> None:
             process.wait(timeout=60)
     verdict = "within" if took <= GOAL_S else "over"
     print(f"first /healthz after {took:.0f} s ({verdict} the {GOAL_S:.0f} s goal)")
-    print(f"venv {folder_mib(clone / '.venv'):.0f} MiB; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"venv {folder_mib(clone / '.venv'):.0f} MiB; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
 
 
 def main() -> None:

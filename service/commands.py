@@ -15,6 +15,7 @@ import argparse
 import logging
 import os
 import secrets
+import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -165,9 +166,19 @@ def _serve(args: argparse.Namespace) -> int:
     if not settings.api_keys:
         logging.getLogger("reactstep").warning(DEV_MODE_WARNING)
     print(f"reactstep serving on http://{host}:{port} (storage: {settings.storage_backend})", flush=True)
-    with listening, announced(settings.data_dir, host, port):  # the note only once the port is ours
-        serve_forever(create_app(settings), listening, settings.log_level)
+    try:
+        with listening, announced(settings.data_dir, host, port):  # the note only once the port is ours
+            serve_forever(create_app(settings), listening, settings.log_level)
+    except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again: all is done
+        end_by_sigint()
     return 0
+
+
+def end_by_sigint() -> None:
+    """End as a process that Ctrl-C killed (its parent sees SIGINT), without a Python traceback."""
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _hash_key(args: argparse.Namespace) -> int:

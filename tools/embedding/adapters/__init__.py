@@ -1,1 +1,1 @@
-"""The code-search adapters: LoRA deltas merged into MiniLM's weights at first use (tools/embedding/lora.py)."""
+"""The code-search adapters: LoRA deltas merged into MiniLM's weights at first use (lora.py)."""
