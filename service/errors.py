@@ -4,6 +4,7 @@
     ├── BadRequest (400, bad_request)
     │   ├── InvalidJSON (400, invalid_json)
     │   ├── JSONTooDeep (400, json_too_deep)
+    │   ├── ContextWindowExceeded (400, context_window_exceeded)
     │   ├── InvalidDigest (400, invalid_digest)
     │   ├── DigestMismatch (400, digest_mismatch)
     │   ├── ValidationFailed (422, validation_failed)
@@ -117,6 +118,12 @@ class ForbiddenProvider(ServiceError):
 
 class JSONTooDeep(BadRequest):
     code = "json_too_deep"
+
+
+class ContextWindowExceeded(BadRequest):
+    """A prompt larger than the model's context window even with every observation elided: not sent."""
+
+    code = "context_window_exceeded"
 
 
 class InvalidDigest(BadRequest):

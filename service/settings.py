@@ -59,8 +59,12 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(
         None, description="Default LLM key when a request sends none; unset, each request brings its own."
     )
-    llm_timeout_s: float = Field(
-        60.0, description="Deadline for one LLM call, in seconds; a slow local model on CPU may need more."
+    llm_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="The longest one LLM call may take, in seconds: the setting to raise for a slow model. "
+        "Unset: 60, or 300 when the model server is on this machine (a loopback api_base; a CPU model's "
+        "first step can take minutes). A step's LLM work, retries included, may take as long.",
     )
     llm_api_base_allowlist: list[str] = Field(
         default_factory=list,
@@ -76,8 +80,11 @@ class Settings(BaseSettings):
         "text",
         description="Default tool calling: the text Action protocol (any model), native tool calls, or auto.",
     )
-    llm_deadline_s: float = Field(
-        60.0, description="Deadline for one step's LLM work, retries included, so a step always answers."
+    llm_deadline_s: float | None = Field(
+        None,
+        gt=0,
+        description="The longest one step's LLM work may take, retries included, so a step always answers. "
+        "Unset: the LLM timeout, and at least 60 s so that retries fit.",
     )
     llm_max_retries: int = Field(
         3,

@@ -137,7 +137,7 @@ HOSTILE: list[Hostile] = [
         STEP_PATH,
         lambda keys: {**STEP, "client_tools": [_tool({"type": "object", "properties": keys})]},
         {"type": "string", "enum": ["a", "b"]},
-        200,
+        400,  # context_window_exceeded: its schema alone is ~90,000 tokens
         "map",
     ),
     Hostile("history tool_args: a list", STEP_PATH, lambda items: _with_tool_args({"a": items}), 0, 200),

@@ -6,7 +6,7 @@ from reactstep.contract.common import UserApiKeys
 from reactstep.contract.step import LLMConfig
 from reactstep.service.limits import check_max_tokens
 from reactstep.service.llm.gateway import model_facts, provider_of
-from reactstep.service.llm.net_guard import check_api_base, check_provider
+from reactstep.service.llm.net_guard import check_api_base, check_provider, is_loopback_url
 from reactstep.service.llm.protocol import LLMRequest, ModelFacts
 from reactstep.service.settings import Settings
 
@@ -14,6 +14,9 @@ from reactstep.service.settings import Settings
 TEXT_STOP = ("\nObservation:",)
 DEFAULT_TEMPERATURE = 0.0  # the same step twice proposes the same action; a request may ask otherwise
 DEFAULT_MAX_TOKENS = 1024  # a thought and one action; a request asks for more in llm_config.max_tokens
+HOSTED_TIMEOUT_S = 60.0  # a hosted model answers a step within seconds; a minute is a fault
+# A model on this machine's CPU: SmolLM2-135M's cold first step took 57-147 s on 2 cores.
+LOCAL_TIMEOUT_S = 300.0
 
 
 def resolve_llm_request(
@@ -37,12 +40,19 @@ def resolve_llm_request(
         messages=[],
         temperature=DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
         max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
-        timeout_s=settings.llm_timeout_s,
+        timeout_s=llm_timeout_s(settings, api_base),
         api_base=api_base,
         api_key=keys.llmKey or key,
         stop=TEXT_STOP,
     )
     return request, facts
+
+
+def llm_timeout_s(settings: Settings, api_base: str | None) -> float:
+    """REACTSTEP_LLM_TIMEOUT_S, else the default for where the model runs: longer on this machine."""
+    if settings.llm_timeout_s is not None:
+        return settings.llm_timeout_s
+    return LOCAL_TIMEOUT_S if api_base is not None and is_loopback_url(api_base) else HOSTED_TIMEOUT_S
 
 
 def server_key(

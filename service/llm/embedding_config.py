@@ -2,7 +2,7 @@
 
 from reactstep.contract.common import EmbeddingModelConfig, UserApiKeys
 from reactstep.service.errors import ValidationFailed
-from reactstep.service.llm.config import server_key
+from reactstep.service.llm.config import llm_timeout_s, server_key
 from reactstep.service.llm.net_guard import check_api_base, check_model
 from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
 from reactstep.service.settings import Settings
@@ -29,4 +29,4 @@ def resolve_embedder(
         api_base = request_base
     fallback = server_key(settings.embedding_api_key, model, settings.embedding_model, request_base)
     key = keys.embeddingKey or fallback
-    return LiteLLMEmbedder(model, api_base=api_base, api_key=key, timeout_s=settings.llm_timeout_s)
+    return LiteLLMEmbedder(model, api_base=api_base, api_key=key, timeout_s=llm_timeout_s(settings, api_base))

@@ -160,3 +160,14 @@ def _split_port(rest: str) -> tuple[str, str | None]:
         return host, tail[1:] if tail.startswith(":") else None
     host, separator, port = rest.rpartition(":")
     return (host, port) if separator else (rest, None)
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether the URL names this machine: localhost or a loopback address (no name is resolved)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

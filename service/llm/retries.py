@@ -28,7 +28,9 @@ from reactstep.service.settings import Settings
 RETRYABLE = (LLMRateLimited, LLMUnavailable, LLMTimeout)
 logger = logging.getLogger("reactstep.llm")
 Result = TypeVar("Result")
-RETRY_MAX_S = 8.0  # the longest wait: four doublings of 0.5 s, well inside llm_deadline_s's 60 s
+RETRY_MAX_S = 8.0  # the longest wait: four doublings of 0.5 s, well inside DEFAULT_DEADLINE_S
+DEFAULT_DEADLINE_S = 60.0
+TIMEOUT_SETTING = "REACTSTEP_LLM_TIMEOUT_S"
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,18 @@ class RetryPolicy:
     deadline_s: float
     base_delay_s: float
     max_delay_s: float
+    deadline_setting: str = "REACTSTEP_LLM_DEADLINE_S"
+    """What a user raises when the deadline is what cut the LLM off (it follows the timeout unless set)."""
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "RetryPolicy":
-        """The policy the settings ask for."""
+    def from_settings(cls, settings: Settings, timeout_s: float) -> "RetryPolicy":
+        """The policy the settings ask for, for calls of this timeout: the deadline is
+        REACTSTEP_LLM_DEADLINE_S, else the timeout, at least DEFAULT_DEADLINE_S (room for retries)."""
+        deadline_s = settings.llm_deadline_s
         return cls(
             max_retries=settings.llm_max_retries,
-            deadline_s=settings.llm_deadline_s,
+            deadline_s=deadline_s if deadline_s is not None else max(timeout_s, DEFAULT_DEADLINE_S),
+            deadline_setting="REACTSTEP_LLM_DEADLINE_S" if deadline_s is not None else TIMEOUT_SETTING,
             base_delay_s=settings.llm_retry_base_s,
             max_delay_s=RETRY_MAX_S,
         )
@@ -61,6 +68,7 @@ class Attempts:
         self._deadline = time.monotonic() + policy.deadline_s
         self._previous: UpstreamError | None = None  # the fault that made it retry
         self._cut_short = False  # the attempt under way has less time than its own timeout
+        self._timeout_s = 0.0  # the attempt under way's own timeout
 
     def remaining_s(self) -> float:
         """Seconds left before the deadline."""
@@ -70,6 +78,7 @@ class Attempts:
         """The request for the next attempt: numbered, its timeout cut to what the deadline leaves."""
         remaining_s = self.remaining_s()
         self._cut_short = remaining_s < request.timeout_s
+        self._timeout_s = request.timeout_s
         timeout_s = max(min(request.timeout_s, remaining_s), 0.001)
         return replace(request, timeout_s=timeout_s, attempt=self.retries)
 
@@ -102,6 +111,14 @@ class Attempts:
         log_event(logger, logging.WARNING, "llm gave up", reason=error.code, retries=self.retries, why=why)
         return self._final(error)
 
+    def timed_out_message(self) -> str:
+        """What ran out, and the setting that gives a slow model more time."""
+        if self._cut_short or self.remaining_s() <= 0:
+            limit_s, setting = self.policy.deadline_s, self.policy.deadline_setting
+        else:
+            limit_s, setting = self._timeout_s, TIMEOUT_SETTING
+        return f"the LLM did not answer within {limit_s:g} s; a slow model needs a larger {setting}"
+
     def delay_s(self, error: UpstreamError) -> float:
         """Retry-After when the provider sent one, else exponential backoff with 50-100% jitter."""
         if error.retry_after_s is not None:
@@ -111,6 +128,8 @@ class Attempts:
         return backoff * (0.5 + digest[0] / 510)
 
     def _final(self, error: UpstreamError) -> UpstreamError:
+        if isinstance(error, LLMTimeout):
+            error = LLMTimeout(self.timed_out_message())
         if not self.retries:
             return error
         final = type(error)(f"{error.message} (after {self.retries} retries)", details=error.details)
@@ -124,7 +143,7 @@ async def within_deadline(pending: Awaitable[Result], attempts: Attempts) -> Res
         async with asyncio.timeout(attempts.remaining_s()):
             return await pending
     except TimeoutError:
-        raise LLMTimeout("the LLM did not answer before the deadline") from None
+        raise LLMTimeout(attempts.timed_out_message()) from None
 
 
 async def complete_with_retries(llm: LLMGateway, request: LLMRequest, attempts: Attempts) -> LLMReply:

@@ -11,7 +11,7 @@ parse (text grammar | native tool call)
 
 from dataclasses import dataclass
 
-from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse
+from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Usage
 from reactstep.service.llm.protocol import LLMReply
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply
 from reactstep.service.step.loop_guard import action_key
@@ -40,14 +40,14 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
     except FormatError as exc:
         raw_output = str(getattr(exc, "raw_output", reply.text))
         if reply.finish_reason == "length":
-            return _truncated(exc.thought, raw_output, context)
+            return _truncated(exc.thought, raw_output, context, reply.usage)
         return _format_error(exc.thought, raw_output, exc.reason, context)
     parsed = native.parsed
     notes = [f"The model asked for {native.ignored_calls + 1} tool calls at once; only the first is used."]
     notes = (notes if native.ignored_calls else []) + [f"Parser: {note}" for note in parsed.notes]
     if parsed.action is None:
         if reply.finish_reason == "length":
-            return _truncated(parsed.thought, native.raw_output, context)
+            return _truncated(parsed.thought, native.raw_output, context, reply.usage)
         return _response(
             context,
             status="final_answer",
@@ -106,12 +106,20 @@ def _format_error(thought: str, raw_output: str, reason: str, context: StepConte
     )
 
 
-def _truncated(thought: str, raw_output: str, context: StepContext) -> ReactStepResponse:
+def _truncated(thought: str, raw_output: str, context: StepContext, usage: Usage) -> ReactStepResponse:
     reason = render("truncated", max_tokens=context.max_tokens)
     note = (
         f"The reply reached max_tokens ({context.max_tokens}) before its action or answer was complete; "
         "raise llm_config.max_tokens if this repeats."
     )
+    if not usage.estimated and 0 < usage.completion_tokens < context.max_tokens:
+        used = usage.prompt_tokens + usage.completion_tokens
+        note = (
+            f"The reply stopped after {usage.completion_tokens} tokens, short of max_tokens "
+            f"({context.max_tokens}): the prompt ({usage.prompt_tokens}) and the reply filled the model's "
+            f"context window ({used} tokens). Send a shorter conversation_history, or give the model "
+            "server a larger window (and REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW the same)."
+        )
     return _response(
         context,
         status="truncated_output",

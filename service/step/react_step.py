@@ -17,6 +17,7 @@ from typing import Any
 
 from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
+from reactstep.service.errors import ContextWindowExceeded
 from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
@@ -95,9 +96,10 @@ def prepare_step(
     repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
     window = facts.context_window or settings.llm_default_context_window
+    window_setting = None if facts.context_window else "REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW"
     manifest = _manifest(request, registry, mode)
     llm_request, notes = _fitted(
-        request, settings, manifest, llm_request, mode, warnings, project_overview, window
+        request, settings, manifest, llm_request, mode, warnings, project_overview, window, window_setting
     )
     notes += [
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
@@ -116,7 +118,7 @@ def prepare_step(
         llm_request=llm_request,
         context=context,
         notes=tuple(notes),
-        retry_policy=RetryPolicy.from_settings(settings),
+        retry_policy=RetryPolicy.from_settings(settings, llm_request.timeout_s),
         retry_seed=f"{request.session_id}:{len(request.conversation_history)}",
         debug_prompt=settings.debug_prompt,
         started=started,
@@ -134,8 +136,11 @@ def _fitted(
     warnings: list[str],
     project_overview: str | None,
     window: int,
+    window_setting: str | None,
 ) -> tuple[LLMRequest, list[str]]:
-    """The call with its messages, cut and fitted to the model's `window`, and notes on what that took."""
+    """The call with its messages, cut and fitted to the model's `window`, and notes on what that took;
+    ContextWindowExceeded for a prompt over the window with every observation elided (not sent: the
+    model server would refuse it, or cut it where it chose)."""
     history, cut = cut_observations(request.conversation_history, MAX_OBSERVATION_CHARS)
     overview = overview_section(request, project_overview, OVERVIEW_MAX_CHARS)
     parts = PromptParts(
@@ -147,6 +152,15 @@ def _fitted(
         overview=overview.text,
     )
     fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
+    if fitted.prompt_tokens is not None and fitted.prompt_tokens > window:
+        source = (
+            f"{window_setting}; raise it if the model takes more" if window_setting else "litellm's table"
+        )
+        raise ContextWindowExceeded(
+            f"the prompt is {fitted.prompt_tokens:,} tokens with every observation elided, over the "
+            f"{window:,}-token context window of {llm_request.model} ({source}); send a shorter "
+            "conversation_history or fewer client_tools"
+        )
     notes = [overview.note] if overview.note else []
     notes += _prompt_notes(cut, fitted, window, MAX_OBSERVATION_CHARS)
     return replace(llm_request, messages=fitted.messages), notes

@@ -448,6 +448,11 @@ MCP_CALLS = {
     ),
 }  # fmt: skip
 
+# A timeout says which setting gives a slow model more time, whatever the gateway's own words were.
+SCRIPTED = {
+    errors.LLMTimeout: "the LLM did not answer within 60 s; "
+    "a slow model needs a larger REACTSTEP_LLM_TIMEOUT_S"
+}
 CALLS: dict[str, Call] = {
     "react_step action_proposed": Call(
         "POST",
@@ -770,7 +775,13 @@ CALLS: dict[str, Call] = {
             script=(error("scripted"),),
             request_valid=True,
             code=error.code,
-            expect={"error": {"code": error.code, "message": "scripted", "request_id": REQUEST_ID}},
+            expect={
+                "error": {
+                    "code": error.code,
+                    "message": SCRIPTED.get(error, "scripted"),
+                    "request_id": REQUEST_ID,
+                }
+            },
             llm_calls=1,
         )
         for error in (

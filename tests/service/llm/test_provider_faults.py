@@ -10,7 +10,9 @@ from starlette.testclient import TestClient
 
 from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer, ScriptItem
 from reactstep.service.errors import LLMBadResponse, LLMRateLimited, UpstreamError
+from reactstep.service.llm.config import llm_timeout_s
 from reactstep.service.llm.retries import Attempts, RetryPolicy
+from reactstep.service.settings import Settings
 from tests.service.step.test_react_step import step_body
 
 REACT = "/api/agent/react_step"
@@ -167,3 +169,56 @@ def test_non_retryable_errors_are_raised_at_once() -> None:
         asyncio.run(attempts.back_off(error))
     assert raised.value is error
     assert attempts.retries == 0
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"llm_timeout_s": 0.3, "llm_max_retries": 0},
+            "the LLM did not answer within 0.3 s; a slow model needs a larger REACTSTEP_LLM_TIMEOUT_S",
+        ),
+        (  # a deadline set below the timeout is what cut the model off
+            {"llm_timeout_s": 5.0, "llm_deadline_s": 0.4},
+            "the LLM did not answer within 0.4 s; a slow model needs a larger REACTSTEP_LLM_DEADLINE_S",
+        ),
+    ],
+)
+def test_a_timeout_names_the_setting_that_gives_a_slow_model_more_time(
+    make_client: Callable[..., TestClient],
+    llm_server: ScriptedLLMServer,
+    settings: dict[str, Any],
+    message: str,
+) -> None:
+    llm_server.push(SLOW, SLOW)
+    error = make_client(**settings).post(REACT, json=step_body()).json()["error"]
+    assert (error["code"], error["message"]) == ("llm_timeout", message)
+
+
+@pytest.mark.parametrize(
+    ("timeout_s", "deadline_s", "api_base", "call_s", "step_s", "named"),
+    [
+        (None, None, "https://api.example.com/v1", 60.0, 60.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        (None, None, None, 60.0, 60.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        # a model server on this machine (a CPU model's cold first step takes minutes) gets 300 s
+        (None, None, "http://127.0.0.1:8080/v1", 300.0, 300.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        (None, None, "http://localhost:11434/v1", 300.0, 300.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        (None, None, "http://[::1]:8000/v1", 300.0, 300.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        # one setting raised is enough: the step's deadline follows it
+        (600.0, None, "https://api.example.com/v1", 600.0, 600.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        (10.0, None, "http://127.0.0.1:8080/v1", 10.0, 60.0, "REACTSTEP_LLM_TIMEOUT_S"),
+        (600.0, 90.0, None, 600.0, 90.0, "REACTSTEP_LLM_DEADLINE_S"),
+    ],
+)
+def test_one_setting_gives_a_slow_model_time(
+    timeout_s: float | None,
+    deadline_s: float | None,
+    api_base: str | None,
+    call_s: float,
+    step_s: float,
+    named: str,
+) -> None:
+    settings = Settings(llm_timeout_s=timeout_s, llm_deadline_s=deadline_s)
+    assert llm_timeout_s(settings, api_base) == call_s
+    policy = RetryPolicy.from_settings(settings, call_s)
+    assert (policy.deadline_s, policy.deadline_setting) == (step_s, named)

@@ -76,12 +76,12 @@ ELIDED = (
         # 1 would do by tiktoken's count; the margin for a model litellm does not know takes a second
         (2000, 2, ["The 2 oldest observation(s) were elided to fit the 2000-token context window."]),
         (1500, 2, ["The 2 oldest observation(s) were elided to fit the 1500-token context window."]),
-        (
-            400,
+        (  # over its budget (the window less the reply's 100) but within the window: sent
+            500,
             3,
             [
-                "The 3 oldest observation(s) were elided to fit the 400-token context window.",
-                "The prompt is still 175 tokens over its budget with every observation elided.",  # 380 * 1.25
+                "The 3 oldest observation(s) were elided to fit the 500-token context window.",
+                "The prompt is still 75 tokens over its budget with every observation elided.",  # 380 * 1.25
             ],
         ),
     ],
@@ -109,6 +109,23 @@ def test_the_oldest_observations_are_elided_to_fit_the_window(
     assert body.get("notes") == notes
 
 
+def test_a_prompt_over_the_window_with_every_observation_elided_is_not_sent(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    history = [read_step(n, "word " * 600) for n in range(3)]
+    request = step_body(
+        conversation_history=history, available_tools_prompt_segment=SEGMENT, llm_config={"max_tokens": 100}
+    )
+    response = make_client(llm_default_context_window=400).post(REACT, json=request)
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "context_window_exceeded")
+    assert response.json()["error"]["message"] == (
+        "the prompt is 475 tokens with every observation elided, over the 400-token context window of "
+        "openai/scripted (REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW; raise it if the model takes more); send a "
+        "shorter conversation_history or fewer client_tools"
+    )
+    assert llm_server.requests == []
+
+
 def test_a_known_model_uses_its_own_window(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
@@ -123,13 +140,21 @@ def test_a_known_model_uses_its_own_window(
 @pytest.mark.parametrize(
     ("reply", "status", "thought"),
     [
-        (
-            Reply("Thought: I will read the fi", finish_reason="length"),
+        (  # a reply cut by max_tokens reports max_tokens' worth of tokens
+            Reply("Thought: I will read the fi", finish_reason="length", completion_tokens=77),
             "truncated_output",
             "I will read the fi",
         ),
-        (Reply("Thought: x\nAction: read_file(file_pa", finish_reason="length"), "truncated_output", "x"),
-        (Reply("Thought: x\nFinal Answer: The answer is", finish_reason="length"), "truncated_output", "x"),
+        (
+            Reply("Thought: x\nAction: read_file(file_pa", finish_reason="length", completion_tokens=77),
+            "truncated_output",
+            "x",
+        ),
+        (
+            Reply("Thought: x\nFinal Answer: The answer is", finish_reason="length", completion_tokens=77),
+            "truncated_output",
+            "x",
+        ),
         (
             Reply(
                 'Thought: x\nAction: read_file(file_path="a.py")\nObservation: made up',
@@ -160,6 +185,22 @@ def test_a_length_cut_off_is_truncated_output(
             "raise llm_config.max_tokens if this repeats."
         ]
         assert "action_details" not in body
+
+
+def test_a_reply_cut_short_of_max_tokens_is_blamed_on_the_window(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    # llama.cpp's servers end a reply that fills their context window with finish_reason "length" too
+    llm_server.push(Reply("Thought: I will read the fi", finish_reason="length", completion_tokens=30))
+    body = make_client().post(REACT, json=step_body(llm_config={"max_tokens": 77})).json()
+    prompt_tokens = body["usage"]["prompt_tokens"]
+    assert body["status"] == "truncated_output"
+    assert body["notes"] == [
+        "The reply stopped after 30 tokens, short of max_tokens (77): the prompt "
+        f"({prompt_tokens}) and the reply filled the model's context window ({prompt_tokens + 30} tokens). "
+        "Send a shorter conversation_history, or give the model server a larger window (and "
+        "REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW the same)."
+    ]
 
 
 def test_a_native_tool_call_cut_off_is_truncated_output(
