@@ -145,6 +145,9 @@ class PromptParts:
     user_query: str
     final_step: bool
     native: bool = False
+    native_history: bool | None = None
+    """The earlier steps as tool calls and tool results (None: as `native` says); False for a model
+    server whose chat format drops tool results, which then reads them as Action / Observation turns."""
     notices: tuple[str, ...] = ()
     overview: str = ""  # the project overview section (overview_section.py), "" when not asked for
 
@@ -152,14 +155,15 @@ class PromptParts:
 def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[Message]:
     """The whole conversation for one step; the same inputs give the same bytes."""
     messages: list[Message] = [{"role": "system", "content": _system(parts)}]
+    native = parts.native if parts.native_history is None else parts.native_history
     # The current question follows the last earlier turn; steps after it belong to this question.
     turn_positions = [i for i, item in enumerate(history) if isinstance(item, Turn)]
     split = turn_positions[-1] + 1 if turn_positions else 0
     for index, item in enumerate(history[:split]):
-        messages.extend(_history_messages(item, index, parts.native))
+        messages.extend(_history_messages(item, index, native))
     messages.append({"role": "user", "content": render("user_query", user_query=parts.user_query)})
     for index, item in enumerate(history[split:], start=split):
-        messages.extend(_history_messages(item, index, parts.native))
+        messages.extend(_history_messages(item, index, native))
     if parts.final_step:
         _close_with_final_step(messages)
     return messages

@@ -11,7 +11,7 @@ streaming.py runs the same prepared step with the reply streamed.
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,6 +44,7 @@ from reactstep.service.step.prompting import (
     tool_prompts,
 )
 from reactstep.service.step.step_tools import step_tools
+from reactstep.service.step.window import ModelWindow, asked_server, model_window
 from reactstep.service.worker_threads import on_worker
 from reactstep.tools.registry import ToolRegistry
 
@@ -95,11 +96,12 @@ def prepare_step(
         llm_request = replace(llm_request, stop=(), tools=offered)
     repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
-    window = facts.context_window or settings.llm_default_context_window
-    window_setting = None if facts.context_window else "REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW"
+    server = asked_server(facts, llm_request)
+    window = model_window(facts, server, llm_request, settings)
+    plain_history = mode == "native" and server.drops_tool_results
     manifest = _manifest(request, registry, mode)
     llm_request, notes = _fitted(
-        request, settings, manifest, llm_request, mode, warnings, project_overview, window, window_setting
+        request, settings, manifest, llm_request, mode, warnings, project_overview, window, plain_history
     )
     notes += [
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
@@ -135,8 +137,8 @@ def _fitted(
     mode: ResolvedMode,
     warnings: list[str],
     project_overview: str | None,
-    window: int,
-    window_setting: str | None,
+    window: ModelWindow,
+    plain_history: bool,
 ) -> tuple[LLMRequest, list[str]]:
     """The call with its messages, cut and fitted to the model's `window`, and notes on what that took;
     ContextWindowExceeded for a prompt over the window with every observation elided (not sent: the
@@ -148,21 +150,31 @@ def _fitted(
         user_query=request.user_query,
         final_step=request.max_iterations_left == 1,
         native=mode == "native",
+        native_history=mode == "native" and not plain_history,
         notices=tuple(warnings),
         overview=overview.text,
     )
-    fitted = _fit(parts, history, llm_request, prompt_budget(window, llm_request.max_tokens))
-    if fitted.prompt_tokens is not None and fitted.prompt_tokens > window:
-        source = (
-            f"{window_setting}; raise it if the model takes more" if window_setting else "litellm's table"
-        )
+    meter = TokenMeter(llm_request.model, llm_request.tools, window.count, window.tools_tokens)
+    fitted = fit_prompt(
+        history, _renderer(parts), meter, prompt_budget(window.tokens, llm_request.max_tokens)
+    )
+    if fitted.prompt_tokens is not None and fitted.prompt_tokens > window.tokens:
+        said = window.source or "litellm's table"
+        source = f"{window.setting}; raise it if the model takes more" if window.setting else said
         raise ContextWindowExceeded(
             f"the prompt is {fitted.prompt_tokens:,} tokens with every observation elided, over the "
-            f"{window:,}-token context window of {llm_request.model} ({source}); send a shorter "
+            f"{window.tokens:,}-token context window of {llm_request.model} ({source}); send a shorter "
             "conversation_history or fewer client_tools"
         )
     notes = [overview.note] if overview.note else []
-    notes += _prompt_notes(cut, fitted, window, MAX_OBSERVATION_CHARS)
+    if window.source:
+        notes.append(f"The prompt was fitted to a {window.tokens:,}-token window ({window.source}).")
+    if plain_history:
+        notes.append(
+            "The model server's chat format leaves tool results out of the prompt: the earlier steps were "
+            "sent as Action / Observation turns, so the model sees its observations."
+        )
+    notes += _prompt_notes(cut, fitted, window.tokens, MAX_OBSERVATION_CHARS)
     return replace(llm_request, messages=fitted.messages), notes
 
 
@@ -221,14 +233,14 @@ def _manifest(request: ReactStepRequest, registry: ToolRegistry, mode: ResolvedM
     return render_manifest(tool_prompts(registry, request.client_tools))
 
 
-def _fit(
-    parts: PromptParts, history: list[HistoryItem], llm_request: LLMRequest, budget: int
-) -> FittedPrompt:
+def _renderer(parts: PromptParts) -> Callable[[Sequence[HistoryItem], int], list[Message]]:
+    """The prompt's messages for a history whose `elided` oldest observations are elided."""
+
     def render_prompt(items: Sequence[HistoryItem], elided: int) -> list[Message]:
         notices = (*parts.notices, render("elision_notice", count=elided)) if elided else parts.notices
         return render_messages(replace(parts, notices=notices), items)
 
-    return fit_prompt(history, render_prompt, TokenMeter(llm_request.model, llm_request.tools), budget)
+    return render_prompt
 
 
 def _prompt_notes(cut: int, fitted: FittedPrompt, window: int, limit: int) -> list[str]:

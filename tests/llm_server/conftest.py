@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,34 +77,19 @@ def _wait_until_up(url: str, process: "subprocess.Popen[bytes]", log: Path) -> N
     )
 
 
-@pytest.fixture(scope="session")
-def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    """`python -m llama_cpp.server` with SmolLM2 on a free loopback port, up; stopped after the session.
-
-    SmolLM2's chat template is ChatML (<|im_start|>role ... <|im_end|>), so the chat format is
-    llama-cpp-python's chatml-function-calling: ChatML that also renders `tools` and reads calls back.
-    Greedy decoding (reactstep's default temperature 0) and a fixed seed keep replies repeatable.
-    """
+@contextmanager
+def llama_server(log: Path, *options: str) -> Iterator[ModelServer]:
+    """`python -m llama_cpp.server` serving SmolLM2 on a free loopback port with these options, up."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed: scripts/install adds it (the llm-server extra)")
     port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(smollm2_gguf()),
         "--model_alias", ALIAS,
         "--host", "127.0.0.1",
         "--port", str(port),
-        "--n_ctx", str(CONTEXT),
-        "--chat_format", "chatml-function-calling",
-        "--seed", "42",
-        "--cache", "True",  # keeps evaluated prefixes: text and native prompts take turns
-        "--cache_size", str(512 << 20),
-        # One thread: on a loaded machine two threads wait for each other at every op (a generated
-        # token took about a second at load 10); one thread evaluated prompts faster there too.
-        "--n_threads", "1",
-        "--n_threads_batch", "1",
-        "--verbose", "False",
+        *options,
     ]  # fmt: skip
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
@@ -118,6 +104,31 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+    """`python -m llama_cpp.server` with SmolLM2 on a free loopback port, up; stopped after the session.
+
+    SmolLM2's chat template is ChatML (<|im_start|>role ... <|im_end|>), so the chat format is
+    llama-cpp-python's chatml-function-calling: ChatML that also renders `tools` and reads calls back.
+    Greedy decoding (reactstep's default temperature 0) and a fixed seed keep replies repeatable.
+    """
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    options = [
+        "--n_ctx", str(CONTEXT),
+        "--chat_format", "chatml-function-calling",
+        "--seed", "42",
+        "--cache", "True",  # keeps evaluated prefixes: text and native prompts take turns
+        "--cache_size", str(512 << 20),
+        # One thread: on a loaded machine two threads wait for each other at every op (a generated
+        # token took about a second at load 10); one thread evaluated prompts faster there too.
+        "--n_threads", "1",
+        "--n_threads_batch", "1",
+        "--verbose", "False",
+    ]  # fmt: skip
+    with llama_server(log, *options) as server:
+        yield server
 
 
 def reactstep_settings(data_dir: Path, model_server: ModelServer, **overrides: object) -> Settings:

@@ -54,5 +54,24 @@ def test_a_streamed_native_step(reactstep_url: str) -> None:
         assert result["error"]["code"] == "llm_unavailable"
         return
     assert last == "result"
+    if result["raw_output"] == "":  # the server streamed nothing (its call unstreamable): nothing to read
+        assert (result["status"], result["usage"]["completion_tokens"]) == ("format_error", 0)
+        return
     assert_plumbing(result)
     assert "".join(data["delta"] for _, data in thoughts) == result["thought"]
+
+
+def test_a_native_observation_reaches_the_model(reactstep_url: str, model_server: ModelServer) -> None:
+    """chatml-function-calling leaves `role: tool` messages out of the prompt: the server sees that (two
+    one-token probes) and sends the earlier steps as Action / Observation turns, so the prompt grows
+    with the observation."""
+    long_observation = "\n".join(f"line {n}: value_{n} = {n * 7}" for n in range(20))  # fits the window
+    sizes = []
+    for observation in ("ok", long_observation):
+        result = step(
+            reactstep_url, llm_config=NATIVE, conversation_history=[{**EARLIER, "observation": observation}]
+        )
+        assert_plumbing(result)
+        assert any("sent as Action / Observation turns" in note for note in result["notes"])
+        sizes.append(result["usage"]["prompt_tokens"])
+    assert sizes[1] - sizes[0] >= model_server.count_tokens(long_observation) * 0.9

@@ -189,10 +189,12 @@ class RedirectServer:
     def __init__(self, target: str) -> None:
         owner = self
         self.hits = 0
+        self.asked: list[str] = []
 
         class Handler(BaseHTTPRequestHandler):
             def _redirect(self) -> None:
                 owner.hits += 1
+                owner.asked.append(f"{self.command} {self.path}")
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 self.send_response(307)  # 307 keeps the method and body, as an attacker would want
                 self.send_header("location", target + self.path.removeprefix("/v1"))
@@ -263,7 +265,9 @@ def test_the_gateway_does_not_follow_a_redirect(
     client = make_client(llm_api_base_allowlist=allow_both(redirect_to_llm, llm_server))
     body = step(llm_config={"api_base": redirect_to_llm.base_url}, user_api_keys={"llmKey": "sk-user-key"})
     response = client.post(REACT, json={**body, "stream": stream})
-    assert redirect_to_llm.hits == 1
+    # What the server says of itself is asked first (server_facts.py), and no redirect is followed there
+    # either; the call is asked once.
+    assert redirect_to_llm.asked == ["GET /props", "GET /v1/models", "POST /v1/chat/completions"]
     assert llm_server.requests == []
     assert "llm_bad_response" in response.text and "followed" not in response.text
 

@@ -1,0 +1,211 @@
+"""What an OpenAI-compatible model server says of itself: its context window, and a tokenizer to count
+with. Asked once per api_base and model (GETs first; a POST only to a server a GET recognised), when
+litellm's table does not know the model:
+
+    llama.cpp's llama-server    GET  {root}/props          default_generation_settings.n_ctx
+                                POST {root}/tokenize       {"content": text} -> tokens
+    vLLM                        GET  {api_base}/models     the model's max_model_len
+                                POST {root}/tokenize       {"model", "prompt": text} -> count
+    llama-cpp-python's server   GET  {api_base}/models     entries owned_by "me": it reports no window,
+                                                           so its default, 2,048 (--n_ctx changes it)
+                                POST {root}/extras/tokenize/count  {"input": text} -> count
+                                POST {api_base}/chat/completions   twice, one token each: does its chat
+                                                           format drop tool results (chatml does)?
+    Ollama                      GET  {api_base}/models     entries owned_by "library"
+                                POST {root}/api/show       num_ctx in its parameters, else Ollama's 4,096
+Only llama-cpp-python's server is run in this project's tests (tests/llm_server/); the others follow
+their documentation. A server that answers none of these is asked again after RETRY_AFTER_S.
+"""
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import SecretStr
+
+PROBE_TIMEOUT_S = 2.0
+TOOLS_PROBE_TIMEOUT_S = 300.0  # the tool schemas' prefill: ~3,000 tokens on a CPU model
+RETRY_AFTER_S = 60.0  # a server not up yet (or not answering) is asked again after this long
+LLAMA_CPP_PYTHON_N_CTX = 2048  # llama_cpp.server's --n_ctx default
+OLLAMA_NUM_CTX = 4096  # Ollama's default num_ctx since 0.6
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What the server said of the model; None where it said nothing."""
+
+    window: int | None = None
+    source: str = ""
+    """Where the window comes from, for the step's note."""
+    count: Callable[[str], int] | None = None
+    """The server's own tokenizer: tokens of a text."""
+    drops_tool_results: bool = False
+    """Its chat format leaves `role: tool` messages (and assistant tool calls) out of the prompt, as
+    llama-cpp-python's chatml and chatml-function-calling do: the model never sees its observations."""
+
+
+UNKNOWN = ServerFacts()
+_cache: dict[tuple[str, str], tuple[float, ServerFacts]] = {}
+_lock = threading.Lock()
+
+
+def server_facts(api_base: str, model: str, key: SecretStr | None) -> ServerFacts:
+    """What the server at api_base says of `model` (its name without the provider prefix), cached."""
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    cache_key = (api_base.rstrip("/"), name)
+    with _lock:
+        known = _cache.get(cache_key)
+    if known is not None and (known[1] is not UNKNOWN or time.monotonic() - known[0] < RETRY_AFTER_S):
+        return known[1]
+    facts = _ask(cache_key[0], name, key)
+    with _lock:
+        _cache[cache_key] = (time.monotonic(), facts)
+    return facts
+
+
+def _ask(api_base: str, name: str, key: SecretStr | None) -> ServerFacts:
+    headers = {"authorization": f"Bearer {key.get_secret_value()}"} if key else {}
+    root = _root(api_base)
+    with httpx.Client(timeout=PROBE_TIMEOUT_S, follow_redirects=False, headers=headers) as http:
+        props = _json(http, "GET", f"{root}/props")
+        n_ctx = _int((props.get("default_generation_settings") or {}).get("n_ctx")) or _int(
+            props.get("n_ctx")
+        )
+        if n_ctx:
+            return ServerFacts(
+                n_ctx, "llama.cpp's /props", _counter(http, f"{root}/tokenize", "content", "tokens")
+            )
+        entries = _json(http, "GET", f"{api_base}/models").get("data") or []
+        entry = next((item for item in entries if isinstance(item, dict) and item.get("id") == name), None)
+        entry = entry or (entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else {})
+        if max_len := _int(entry.get("max_model_len")):
+            return ServerFacts(
+                max_len, "vLLM's /v1/models", _counter(http, f"{root}/tokenize", "prompt", "count", name)
+            )
+        if entry.get("owned_by") == "me":
+            counter = _counter(http, f"{root}/extras/tokenize/count", "input", "count")
+            source = "llama-cpp-python's default n_ctx: its server reports none"
+            drops = _drops_tool_results(http, api_base, name)
+            return ServerFacts(LLAMA_CPP_PYTHON_N_CTX, source, counter, drops)
+        if entry.get("owned_by") == "library":
+            shown = _json(http, "POST", f"{root}/api/show", {"model": name})
+            return ServerFacts(_ollama_num_ctx(shown), "Ollama's num_ctx")
+    return UNKNOWN
+
+
+_tools_cache: dict[tuple[str, str, str], int | None] = {}
+
+
+def tool_tokens(
+    api_base: str, model: str, key: SecretStr | None, tools: tuple[dict[str, Any], ...]
+) -> int | None:
+    """The tokens these tool schemas add to a prompt as the server's chat format renders them (0 for a
+    format that leaves them out): two one-token completions, with and without them, compared. Measured
+    once per server, model and tool set; None when the server did not say."""
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    schemas = json.dumps(tools, sort_keys=True)
+    cache_key = (api_base.rstrip("/"), name, hashlib.sha256(schemas.encode()).hexdigest())
+    with _lock:
+        if cache_key in _tools_cache:
+            return _tools_cache[cache_key]
+    headers = {"authorization": f"Bearer {key.get_secret_value()}"} if key else {}
+    question = [{"role": "system", "content": "You help."}, {"role": "user", "content": "hi"}]
+    sizes = []
+    with httpx.Client(follow_redirects=False, headers=headers) as http:
+        for extra in ({}, {"tools": list(tools), "tool_choice": "auto"}):
+            body = {"model": name, "messages": question, "max_tokens": 1, "temperature": 0, **extra}
+            usage = _json(http, "POST", f"{cache_key[0]}/chat/completions", body, TOOLS_PROBE_TIMEOUT_S)
+            sizes.append(_int((usage.get("usage") or {}).get("prompt_tokens")))
+    measured = None if None in sizes else max(sizes[1] - sizes[0], 0)  # type: ignore[operator]
+    with _lock:
+        _tools_cache[cache_key] = measured
+    return measured
+
+
+def _counter(
+    http: httpx.Client, url: str, field: str, answer: str, model: str | None = None
+) -> Callable[[str], int] | None:
+    """The server's tokenizer at url as a function, when it answers a first call; else None."""
+    extra = {"model": model} if model else {}
+    headers = dict(http.headers)
+
+    def count(text: str) -> int:
+        reply = httpx.post(url, json={field: text, **extra}, headers=headers, timeout=30.0)
+        reply.raise_for_status()
+        value = reply.json()[answer]
+        return len(value) if isinstance(value, list) else int(value)
+
+    try:
+        count("a")
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+    return count
+
+
+# A tool result the probe sends: if the prompt does not grow by about its tokens, the template dropped it.
+# Probes ask as a step does, with a system message: chatml-function-calling renders the tools into it.
+PROBE_RESULT = " ".join(f"line {number} of the file reads value {number}" for number in range(12))
+
+
+def _drops_tool_results(http: httpx.Client, api_base: str, name: str) -> bool:
+    """Whether the server's chat format leaves tool results out: two one-token completions, with and
+    without a tool call and its result, compared by the prompt tokens the server reports."""
+    question = [{"role": "system", "content": "You help."}, {"role": "user", "content": "hi"}]
+    call = {"id": "call_0", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    with_result = [
+        *question,
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": PROBE_RESULT},
+    ]
+    # As a native step asks: with a tool offered (chatml-function-calling renders every role without one)
+    tool = {
+        "type": "function",
+        "function": {"name": "read", "parameters": {"type": "object", "properties": {}}},
+    }
+    sizes = []
+    for messages in (question, with_result):
+        body: dict[str, Any] = {"model": name, "messages": messages, "max_tokens": 1, "temperature": 0}
+        body |= {"tools": [tool], "tool_choice": "auto"}
+        usage = _json(http, "POST", f"{api_base}/chat/completions", body, timeout_s=60.0).get("usage") or {}
+        sizes.append(_int(usage.get("prompt_tokens")))
+    if None in sizes:
+        return False
+    return sizes[1] - sizes[0] < len(PROBE_RESULT.split())  # type: ignore[operator]
+
+
+def _ollama_num_ctx(shown: dict[str, Any]) -> int:
+    for line in str(shown.get("parameters") or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit() and int(parts[1]) > 0:
+            return int(parts[1])
+    return OLLAMA_NUM_CTX
+
+
+def _json(
+    http: httpx.Client, method: str, url: str, body: Any = None, timeout_s: float = PROBE_TIMEOUT_S
+) -> dict[str, Any]:
+    """The JSON object a 200 answers, or {} for anything else (no server, another kind of server)."""
+    try:
+        reply = http.request(method, url, json=body, timeout=timeout_s)
+        data = reply.json() if reply.status_code == 200 else {}
+    except (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _root(api_base: str) -> str:
+    """The server's root: the api_base without its trailing /v1."""
+    parts = urlsplit(api_base)
+    path = parts.path.rstrip("/")
+    path = path[: -len("/v1")] if path.endswith("/v1") else path
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
