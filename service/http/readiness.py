@@ -8,9 +8,9 @@
                 `unconfigured` when neither is there (requests must then bring their own llm_config)
     embeddings  the default remote embedding endpoint answers HTTP (only when its api_base is set)
 Probes run side by side; one that has not answered by READINESS_TIMEOUT_S is unavailable.
-The llm verdict without a probe needs litellm's tables: a serving app makes it in the background and
-reads `warming` (status `warming`, 503) until it is in, so even the first /readyz answers within the
-deadline.
+The llm verdict without a probe needs litellm's tables: a serving app loads them in the background as it
+starts and reads `warming` (status `warming`, 503) until they are in, probed endpoint or not, so even the
+first /readyz answers within the deadline and a step after `ready` does not wait for them.
 The service is ready when every check is `ok`, `configured` or `unconfigured`.
 """
 
@@ -46,6 +46,8 @@ def check_readiness(runtime: Runtime) -> Readiness:
         pool.shutdown(wait=False, cancel_futures=True)  # a hung probe must not hold the answer
     if "llm" not in checks:
         checks["llm"] = runtime.llm_check.verdict(deadline - time.monotonic())
+    elif checks["llm"] == "ok" and not runtime.llm_check.warm(deadline - time.monotonic()):
+        checks["llm"] = WARMING  # the endpoint answers, but a step would still wait for litellm
     return Readiness(status=_status(checks.values()), checks=checks)
 
 

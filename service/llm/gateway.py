@@ -180,6 +180,11 @@ def _import_litellm() -> Any:
     return litellm
 
 
+def warm_up() -> None:
+    """Load what a first step would otherwise load while it waits: litellm and its tokenizer tables."""
+    _import_litellm().token_counter(model="openai/warm-up", messages=[{"role": "user", "content": "warm"}])
+
+
 def _sync_handler() -> Any:
     """litellm's sync HTTP handler around the process's no-redirect pool."""
     from litellm.llms.custom_httpx.http_handler import HTTPHandler
