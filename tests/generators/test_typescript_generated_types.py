@@ -37,7 +37,7 @@ def typed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if int(version.lstrip("v").split(".")[0]) < 20:
         pytest.skip(f"node {version} is older than 20, which the TypeScript generator check needs")
     modules = TS / "node_modules"
-    assert (modules / ".package-lock.json").is_file(), f"no {modules}: run scripts/install (npm ci there)"
+    assert (modules / ".package-lock.json").is_file(), f"no {modules}: run scripts/install-dev (npm ci there)"
     work = tmp_path_factory.mktemp("typescript")
     for name in ("flow.mjs", "tsconfig.json"):
         shutil.copy(TS / name, work / name)

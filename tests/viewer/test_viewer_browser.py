@@ -46,7 +46,7 @@ def browser() -> Iterator[Any]:
         pytest.skip("selenium is not installed: pip install -e '.[dev]'")
     if CHROMIUM is None or not CHROMEDRIVER.exists():
         pytest.skip(
-            "no chromium or chromedriver here: apt-get install chromium chromium-driver (scripts/install)"
+            "no chromium or chromedriver here: apt-get install chromium chromium-driver (scripts/install-dev)"
         )
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
