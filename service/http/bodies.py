@@ -83,9 +83,10 @@ def _validated(model: type[Model], payload: Any) -> Model:
             return model.model_validate_json(payload)
         return model.model_validate(payload)
     except ValidationError as exc:
-        if invalid := [error for error in exc.errors() if error["type"] == "json_invalid"]:
+        errors = exc.errors(include_input=False, include_url=False)
+        if invalid := [error for error in errors if error["type"] == "json_invalid"]:
             raise InvalidJSON(f"the request body is not valid JSON: {invalid[0]['msg'][:200]}") from exc
-        raise refusal(exc) from exc
+        raise refusal(errors) from exc
 
 
 async def read_limited(request: Request, max_bytes: int) -> bytes:
@@ -167,10 +168,9 @@ MAX_DETAILS = 5
 TOO_LONG: dict[str, type[ValidationFailed]] = {"conversation_history": HistoryTooLong}
 
 
-def refusal(exc: ValidationError) -> ValidationFailed:
+def refusal(errors: "list[ErrorDetails]") -> ValidationFailed:
     """A 422 for a body that does not match its model: a list or map over its bound named with its
     size and the bound, else the first MAX_DETAILS problems."""
-    errors = exc.errors(include_input=False, include_url=False, include_context=True)
     for error in errors:
         if error["type"] == "too_long" and "actual_length" in error.get("ctx", {}):
             field = _field(error)

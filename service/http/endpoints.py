@@ -28,7 +28,6 @@ from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
-from reactstep.service.worker_threads import on_worker
 from reactstep.service.workspace.calls import execute_action as execute_action_call
 from reactstep.service.workspace.projects import require_project_from_loop
 
@@ -46,9 +45,7 @@ async def _read(request: Request, runtime: Runtime, model: type[Model], allow_em
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = await _read(request, runtime, ReactStepRequest)
-    if body.client_tools:  # jsonschema walks each schema in Python: a worker thread's job, not the loop's
-        await on_worker(check_client_tools, body)
+    body = check_client_tools(await _read(request, runtime, ReactStepRequest))
     authorize_project(request.scope, body.project_id)
     await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)

@@ -45,22 +45,14 @@ class DefaultLLMCheck:
         """Begin the verdict in the background, and make it there from now on (the app's start calls
         this), litellm loaded first: the first step does not pay for it (1.4 s of a 1.6 s first step)."""
         self._serving = True
-        self.verdict(0.0)
-        assert self._future is not None
-        return self._future
+        return self._started()
 
     def verdict(self, wait_s: float) -> str:
         """The verdict; when serving, waiting at most `wait_s` for it (`warming` after that)."""
         if not self._serving:
             return self._verdict()
-        with self._lock:
-            if self._future is None:
-                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-check")
-                self._future = pool.submit(self._warm_verdict)
-                pool.shutdown(wait=False)
-            future = self._future
         try:
-            return future.result(timeout=max(wait_s, 0.0))
+            return self._started().result(timeout=max(wait_s, 0.0))
         except TimeoutError:
             return "warming"
 
@@ -73,6 +65,15 @@ class DefaultLLMCheck:
         except TimeoutError:
             return False
         return True
+
+    def _started(self) -> "Future[str]":
+        """The background verdict, begun now if it was not yet."""
+        with self._lock:
+            if self._future is None:
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-check")
+                self._future = pool.submit(self._warm_verdict)
+                pool.shutdown(wait=False)
+            return self._future
 
     def _warm_verdict(self) -> str:
         warm_up()  # imported anyway by the verdict for a hosted model, not for an api_base: now by both

@@ -34,6 +34,11 @@ TOOLS_PROBE_TIMEOUT_S = 300.0  # the tool schemas' prefill: ~3,000 tokens on a C
 RETRY_AFTER_S = 60.0  # a server not up yet (or not answering) is asked again after this long
 LLAMA_CPP_PYTHON_N_CTX = 2048  # llama_cpp.server's --n_ctx default
 OLLAMA_NUM_CTX = 4096  # Ollama's default num_ctx since 0.6
+# Probes ask as a step does, with a system message: chatml-function-calling renders the tools into it.
+QUESTION: list[dict[str, Any]] = [
+    {"role": "system", "content": "You help."},
+    {"role": "user", "content": "hi"},
+]
 
 
 @dataclass(frozen=True)
@@ -57,22 +62,20 @@ _lock = threading.Lock()
 
 def server_facts(api_base: str, model: str, key: SecretStr | None) -> ServerFacts:
     """What the server at api_base says of `model` (its name without the provider prefix), cached."""
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
-    cache_key = (api_base.rstrip("/"), name)
+    cache_key = (api_base.rstrip("/"), _served_name(model))
     with _lock:
         known = _cache.get(cache_key)
     if known is not None and (known[1] is not UNKNOWN or time.monotonic() - known[0] < RETRY_AFTER_S):
         return known[1]
-    facts = _ask(cache_key[0], name, key)
+    facts = _ask(*cache_key, key)
     with _lock:
         _cache[cache_key] = (time.monotonic(), facts)
     return facts
 
 
 def _ask(api_base: str, name: str, key: SecretStr | None) -> ServerFacts:
-    headers = {"authorization": f"Bearer {key.get_secret_value()}"} if key else {}
     root = _root(api_base)
-    with httpx.Client(timeout=PROBE_TIMEOUT_S, follow_redirects=False, headers=headers) as http:
+    with _client(key) as http:
         props = _json(http, "GET", f"{root}/props")
         n_ctx = _int((props.get("default_generation_settings") or {}).get("n_ctx")) or _int(
             props.get("n_ctx")
@@ -108,21 +111,17 @@ def tool_tokens(
     """The tokens these tool schemas add to a prompt as the server's chat format renders them (0 for a
     format that leaves them out): two one-token completions, with and without them, compared. Measured
     once per server, model and tool set; None when the server did not say."""
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
     schemas = json.dumps(tools, sort_keys=True)
-    cache_key = (api_base.rstrip("/"), name, hashlib.sha256(schemas.encode()).hexdigest())
+    api_base, name = api_base.rstrip("/"), _served_name(model)
+    cache_key = (api_base, name, hashlib.sha256(schemas.encode()).hexdigest())
     with _lock:
         if cache_key in _tools_cache:
             return _tools_cache[cache_key]
-    headers = {"authorization": f"Bearer {key.get_secret_value()}"} if key else {}
-    question = [{"role": "system", "content": "You help."}, {"role": "user", "content": "hi"}]
-    sizes = []
-    with httpx.Client(follow_redirects=False, headers=headers) as http:
-        for extra in ({}, {"tools": list(tools), "tool_choice": "auto"}):
-            body = {"model": name, "messages": question, "max_tokens": 1, "temperature": 0, **extra}
-            usage = _json(http, "POST", f"{cache_key[0]}/chat/completions", body, TOOLS_PROBE_TIMEOUT_S)
-            sizes.append(_int((usage.get("usage") or {}).get("prompt_tokens")))
-    measured = None if None in sizes else max(sizes[1] - sizes[0], 0)  # type: ignore[operator]
+    offered = {"tools": list(tools), "tool_choice": "auto"}
+    with _client(key) as http:
+        without = _prompt_tokens(http, api_base, name, QUESTION, {}, TOOLS_PROBE_TIMEOUT_S)
+        with_tools = _prompt_tokens(http, api_base, name, QUESTION, offered, TOOLS_PROBE_TIMEOUT_S)
+    measured = None if without is None or with_tools is None else max(with_tools - without, 0)
     with _lock:
         _tools_cache[cache_key] = measured
     return measured
@@ -149,34 +148,50 @@ def _counter(
 
 
 # A tool result the probe sends: if the prompt does not grow by about its tokens, the template dropped it.
-# Probes ask as a step does, with a system message: chatml-function-calling renders the tools into it.
 PROBE_RESULT = " ".join(f"line {number} of the file reads value {number}" for number in range(12))
 
 
 def _drops_tool_results(http: httpx.Client, api_base: str, name: str) -> bool:
     """Whether the server's chat format leaves tool results out: two one-token completions, with and
     without a tool call and its result, compared by the prompt tokens the server reports."""
-    question = [{"role": "system", "content": "You help."}, {"role": "user", "content": "hi"}]
     call = {"id": "call_0", "type": "function", "function": {"name": "read", "arguments": "{}"}}
     with_result = [
-        *question,
+        *QUESTION,
         {"role": "assistant", "content": "", "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "call_0", "content": PROBE_RESULT},
     ]
     # As a native step asks: with a tool offered (chatml-function-calling renders every role without one)
-    tool = {
-        "type": "function",
-        "function": {"name": "read", "parameters": {"type": "object", "properties": {}}},
-    }
-    sizes = []
-    for messages in (question, with_result):
-        body: dict[str, Any] = {"model": name, "messages": messages, "max_tokens": 1, "temperature": 0}
-        body |= {"tools": [tool], "tool_choice": "auto"}
-        usage = _json(http, "POST", f"{api_base}/chat/completions", body, timeout_s=60.0).get("usage") or {}
-        sizes.append(_int(usage.get("prompt_tokens")))
-    if None in sizes:
-        return False
-    return sizes[1] - sizes[0] < len(PROBE_RESULT.split())  # type: ignore[operator]
+    parameters = {"type": "object", "properties": {}}
+    tool = {"type": "function", "function": {"name": "read", "parameters": parameters}}
+    offered = {"tools": [tool], "tool_choice": "auto"}
+    without = _prompt_tokens(http, api_base, name, QUESTION, offered, 60.0)
+    with_it = _prompt_tokens(http, api_base, name, with_result, offered, 60.0)
+    return without is not None and with_it is not None and with_it - without < len(PROBE_RESULT.split())
+
+
+def _prompt_tokens(
+    http: httpx.Client,
+    api_base: str,
+    name: str,
+    messages: list[dict[str, Any]],
+    extra: dict[str, Any],
+    timeout_s: float,
+) -> int | None:
+    """The prompt tokens the server reports for a one-token completion of these messages."""
+    body = {"model": name, "messages": messages, "max_tokens": 1, "temperature": 0, **extra}
+    answer = _json(http, "POST", f"{api_base}/chat/completions", body, timeout_s)
+    return _int((answer.get("usage") or {}).get("prompt_tokens"))
+
+
+def _served_name(model: str) -> str:
+    """The model's name on its server: a litellm name without its openai/ prefix."""
+    return model.split("/", 1)[1] if model.startswith("openai/") else model
+
+
+def _client(key: SecretStr | None) -> httpx.Client:
+    """A client for the probes: the call's key, no redirect followed."""
+    headers = {"authorization": f"Bearer {key.get_secret_value()}"} if key else {}
+    return httpx.Client(timeout=PROBE_TIMEOUT_S, follow_redirects=False, headers=headers)
 
 
 def _ollama_num_ctx(shown: dict[str, Any]) -> int:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
 from reactstep.contract.step import CompletedStep, HistoryItem
 from reactstep.service.llm.gateway import count_tokens, model_facts
 from reactstep.service.llm.protocol import Message
@@ -56,8 +58,8 @@ class TokenMeter:
         if self.server_count is not None:
             try:
                 return self._counted_by_server(self.server_count, messages)
-            except Exception:  # the server's tokenizer went away: count as for any unknown model
-                pass
+            except (httpx.HTTPError, ValueError, KeyError):  # the server's tokenizer went away:
+                pass  # count as for any model litellm does not know
         tokens = count_tokens(self.model, messages, self.tools)
         if model_facts(self.model).context_window is None:
             return math.ceil(tokens * UNKNOWN_MODEL_MARGIN)

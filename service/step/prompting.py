@@ -145,9 +145,9 @@ class PromptParts:
     user_query: str
     final_step: bool
     native: bool = False
-    native_history: bool | None = None
-    """The earlier steps as tool calls and tool results (None: as `native` says); False for a model
-    server whose chat format drops tool results, which then reads them as Action / Observation turns."""
+    tool_results_as_text: bool = False
+    """In native mode, the earlier steps as Action / Observation turns rather than tool calls and tool
+    results: for a model server whose chat format drops tool results."""
     notices: tuple[str, ...] = ()
     overview: str = ""  # the project overview section (overview_section.py), "" when not asked for
 
@@ -155,7 +155,7 @@ class PromptParts:
 def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[Message]:
     """The whole conversation for one step; the same inputs give the same bytes."""
     messages: list[Message] = [{"role": "system", "content": _system(parts)}]
-    native = parts.native if parts.native_history is None else parts.native_history
+    native = parts.native and not parts.tool_results_as_text
     # The current question follows the last earlier turn; steps after it belong to this question.
     turn_positions = [i for i, item in enumerate(history) if isinstance(item, Turn)]
     split = turn_positions[-1] + 1 if turn_positions else 0

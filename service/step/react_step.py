@@ -150,7 +150,7 @@ def _fitted(
         user_query=request.user_query,
         final_step=request.max_iterations_left == 1,
         native=mode == "native",
-        native_history=mode == "native" and not plain_history,
+        tool_results_as_text=plain_history,
         notices=tuple(warnings),
         overview=overview.text,
     )

@@ -14,6 +14,7 @@ from reactstep.service.llm.server_facts import UNKNOWN, ServerFacts, server_fact
 from reactstep.service.settings import Settings
 
 WINDOW_SETTING = "REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW"
+WINDOW_FIELD = "llm_default_context_window"
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,3 @@ def model_window(
     return ModelWindow(
         settings.llm_default_context_window, WINDOW_SETTING, count=server.count, tools_tokens=tools
     )
-
-
-WINDOW_FIELD = "llm_default_context_window"
