@@ -121,7 +121,7 @@ class JSONTooDeep(BadRequest):
 
 
 class ContextWindowExceeded(BadRequest):
-    """A prompt larger than the model's context window even with every observation elided: not sent."""
+    """A prompt larger than the model's context window even with the whole history left out: not sent."""
 
     code = "context_window_exceeded"
 
@@ -220,6 +220,8 @@ class UpstreamError(ServiceError):
     code = "upstream_error"
     # Seconds the provider asked us to wait (its Retry-After header), when it said.
     retry_after_s: float | None = None
+    # The provider's HTTP status, when it answered with one.
+    upstream_status: int | None = None
 
     def headers(self) -> dict[str, str]:
         """The provider's Retry-After, passed on (whole seconds, rounded up), when it sent one."""

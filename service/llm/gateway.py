@@ -88,6 +88,12 @@ class LiteLLMGateway:
         finally:
             await response.aclose()
         # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
+        if not getattr(response, "chunks", chunks):
+            # A 200 with no event at all is the server's answer to this call, not a network fault.
+            raise LLMBadResponse(
+                "the model server opened the stream and closed it without sending anything: it cannot "
+                "stream this call (its log says why); send the step without stream"
+            )
         if getattr(response, "received_finish_reason", "") is None:
             raise LLMUnavailable("the LLM stream ended before its last chunk")
         built = _import_litellm().stream_chunk_builder(chunks)
@@ -225,7 +231,7 @@ def _call_arguments(request: LLMRequest, http_handler: Callable[[], Any]) -> dic
     if request.tools:
         arguments["tools"] = list(request.tools)
         # Servers such as llama-cpp-python ignore tools that come without a tool_choice.
-        arguments["tool_choice"] = "auto"
+        arguments["tool_choice"] = request.tool_choice
         # litellm 1.106 imports its MCP gateway (an optional `mcp` package) for any call with tools.
         arguments["_skip_mcp_handler"] = True
     return arguments

@@ -2,7 +2,7 @@
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import SecretStr
 
@@ -24,6 +24,7 @@ class LLMRequest:
     api_key: SecretStr | None = field(default=None, repr=False)
     stop: tuple[str, ...] = ()
     tools: tuple[dict[str, Any], ...] = ()  # provider tool schemas: native tool calling
+    tool_choice: Literal["auto", "none"] = "auto"  # "none": the tools stay in the prompt, unusable
     attempt: int = 0  # 0 for a step's first call, n for its n-th retry (retries.Attempts sets it)
 
 

@@ -20,19 +20,25 @@ from reactstep.service.errors import (
 )
 from reactstep.service.redaction import scrub_secret
 
-_QUOTED_BODY = re.compile(r"(?P<head>.*? - )(?P<body>\{.*\})\s*$", re.DOTALL)
+_QUOTED_BODY = re.compile(r"(?P<head>(?:.*? - )?)(?P<body>\{.*\})\s*$", re.DOTALL)
+# litellm's names for where it failed ("litellm.InternalServerError: InternalServerError: OpenAIException
+# - "): its own classes, which say nothing the status does not; the provider's words follow them.
+_LITELLM_PREFIX = re.compile(r"^litellm\.\w+: (?:\w+Error: )?(?:\w+Exception(?: - |$))?")
 
 
 def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
     """Map a litellm/provider exception to our error tree, with a message free of the key."""
     error = _classify(exc, _scrub(_readable(str(getattr(exc, "message", exc))), api_key)[:300])
     error.retry_after_s = _retry_after(exc)
+    status = getattr(exc, "status_code", None)
+    error.upstream_status = status if isinstance(status, int) else None
     return error
 
 
-def _classify(exc: Exception, detail: str) -> UpstreamError:
+def _classify(exc: Exception, said: str) -> UpstreamError:
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
+    detail = f": {said}" if said else " with no message"
     if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
         return LLMAuthFailed(f"the LLM provider refused the API key (HTTP {status})")
     if name == "RateLimitError" or status == 429:
@@ -44,12 +50,13 @@ def _classify(exc: Exception, detail: str) -> UpstreamError:
     if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError") or (
         isinstance(status, int) and status >= 500
     ):
-        return LLMUnavailable(f"the LLM provider is unavailable (HTTP {status}): {detail}")
-    return LLMBadResponse(f"the LLM provider rejected the call (HTTP {status}): {detail}")
+        return LLMUnavailable(f"the LLM provider is unavailable (HTTP {status}){detail}")
+    return LLMBadResponse(f"the LLM provider rejected the call (HTTP {status}){detail}")
 
 
 def _readable(text: str) -> str:
     """litellm's message with a JSON error body at its end cut to the body's own message."""
+    text = _LITELLM_PREFIX.sub("", text)
     quoted = _QUOTED_BODY.match(text)
     if quoted is None:
         return text.removesuffix(" - ")  # an empty body

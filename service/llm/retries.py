@@ -3,7 +3,8 @@
     attempt ─► ok ─────────────────────────────────────────► reply (+ how many retries it took)
             └► LLMRateLimited | LLMUnavailable | LLMTimeout ─► wait (Retry-After, else base * 2^n
                with jitter) if the deadline leaves room ─► attempt again
-            └► anything else, or no room left ─► raise it (with the retry count in its message)
+            └► anything else, a 500 that repeats word for word, or no room left ─► raise it (with
+               the retry count in its message)
 
 A retry that times out only because the deadline cut its timeout short reports the fault that made it
 retry: a provider that refuses connections answers llm_unavailable however slow the machine is.
@@ -90,6 +91,8 @@ class Attempts:
         delay = self.delay_s(error)
         if not isinstance(error, RETRYABLE):
             raise self._give_up(error, "not retryable")
+        if _repeats(error, self._previous):
+            raise self._give_up(error, "the same internal error twice")
         if self.retries >= self.policy.max_retries:
             raise self._give_up(error, f"{self.policy.max_retries} retries allowed")
         if delay >= self.remaining_s():
@@ -132,9 +135,20 @@ class Attempts:
             error = LLMTimeout(self.timed_out_message())
         if not self.retries:
             return error
-        final = type(error)(f"{error.message} (after {self.retries} retries)", details=error.details)
-        final.retry_after_s = error.retry_after_s
+        retries = "1 retry" if self.retries == 1 else f"{self.retries} retries"
+        final = type(error)(f"{error.message} (after {retries})", details=error.details)
+        final.retry_after_s, final.upstream_status = error.retry_after_s, error.upstream_status
         return final
+
+
+def _repeats(error: UpstreamError, previous: UpstreamError | None) -> bool:
+    """A provider's internal error (HTTP 500) that came back word for word: a fault in what was asked
+    (a model server that cannot do it), not a passing one; retrying it again only hides its message."""
+    return (
+        previous is not None
+        and error.upstream_status == previous.upstream_status == 500
+        and error.message == previous.message
+    )
 
 
 async def within_deadline(pending: Awaitable[Result], attempts: Attempts) -> Result:

@@ -6,11 +6,14 @@ litellm's table does not know the model:
                                 POST {root}/tokenize       {"content": text} -> tokens
     vLLM                        GET  {api_base}/models     the model's max_model_len
                                 POST {root}/tokenize       {"model", "prompt": text} -> count
-    llama-cpp-python's server   GET  {api_base}/models     entries owned_by "me": it reports no window,
-                                                           so its default, 2,048 (--n_ctx changes it)
+    llama-cpp-python's server   GET  {api_base}/models     entries owned_by "me"
+                                POST {api_base}/chat/completions   a 140,000-token prompt: it refuses it
+                                                           naming its n_ctx (else its default, 2,048)
                                 POST {root}/extras/tokenize/count  {"input": text} -> count
                                 POST {api_base}/chat/completions   twice, one token each: does its chat
                                                            format drop tool results (chatml does)?
+                                                           once more, streamed with a tool: does it
+                                                           stream a reply that may call one?
     Ollama                      GET  {api_base}/models     entries owned_by "library"
                                 POST {root}/api/show       num_ctx in its parameters, else Ollama's 4,096
 Only llama-cpp-python's server is run in this project's tests (tests/llm_server/); the others follow
@@ -19,6 +22,7 @@ their documentation. A server that answers none of these is asked again after RE
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +57,10 @@ class ServerFacts:
     drops_tool_results: bool = False
     """Its chat format leaves `role: tool` messages (and assistant tool calls) out of the prompt, as
     llama-cpp-python's chatml and chatml-function-calling do: the model never sees its observations."""
+    streams_tool_calls: bool = True
+    """It streams a reply when tools are offered with tool_choice "auto" (llama-cpp-python's
+    chatml-function-calling answers such a stream with no chunk at all: "Automatic streaming tool choice
+    is not supported" is in its log only)."""
 
 
 UNKNOWN = ServerFacts()
@@ -93,9 +101,12 @@ def _ask(api_base: str, name: str, key: SecretStr | None) -> ServerFacts:
             )
         if entry.get("owned_by") == "me":
             counter = _counter(http, f"{root}/extras/tokenize/count", "input", "count")
-            source = "llama-cpp-python's default n_ctx: its server reports none"
+            window, source = _refused_window(http, api_base, name), "llama-cpp-python's n_ctx, as it said"
+            if window is None:
+                window, source = LLAMA_CPP_PYTHON_N_CTX, "llama-cpp-python's default n_ctx: it said none"
             drops = _drops_tool_results(http, api_base, name)
-            return ServerFacts(LLAMA_CPP_PYTHON_N_CTX, source, counter, drops)
+            streams = _streams_tool_calls(http, api_base, name)
+            return ServerFacts(window, source, counter, drops, streams)
         if entry.get("owned_by") == "library":
             shown = _json(http, "POST", f"{root}/api/show", {"model": name})
             return ServerFacts(_ollama_num_ctx(shown), "Ollama's num_ctx")
@@ -147,6 +158,7 @@ def _counter(
     return count
 
 
+PROBE_TOOL = {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
 # A tool result the probe sends: if the prompt does not grow by about its tokens, the template dropped it.
 PROBE_RESULT = " ".join(f"line {number} of the file reads value {number}" for number in range(12))
 
@@ -161,12 +173,43 @@ def _drops_tool_results(http: httpx.Client, api_base: str, name: str) -> bool:
         {"role": "tool", "tool_call_id": "call_0", "content": PROBE_RESULT},
     ]
     # As a native step asks: with a tool offered (chatml-function-calling renders every role without one)
-    parameters = {"type": "object", "properties": {}}
-    tool = {"type": "function", "function": {"name": "read", "parameters": parameters}}
-    offered = {"tools": [tool], "tool_choice": "auto"}
+    offered = {"tools": [PROBE_TOOL], "tool_choice": "auto"}
     without = _prompt_tokens(http, api_base, name, QUESTION, offered, 60.0)
     with_it = _prompt_tokens(http, api_base, name, with_result, offered, 60.0)
     return without is not None and with_it is not None and with_it - without < len(PROBE_RESULT.split())
+
+
+# A prompt longer than any window a CPU server is started with: llama-cpp-python refuses it after
+# tokenizing it (~0.1 s), before evaluating anything, naming its n_ctx.
+OVERLONG_PROBE = "hi " * 140_000
+_WINDOW_REFUSAL = re.compile(r"maximum context length is (\d+) tokens")
+
+
+def _refused_window(http: httpx.Client, api_base: str, name: str) -> int | None:
+    """The n_ctx llama-cpp-python names when it refuses a prompt longer than it (it reports it nowhere
+    else); None when it does not answer so."""
+    body = {"model": name, "messages": [{"role": "user", "content": OVERLONG_PROBE}], "max_tokens": 1}
+    try:
+        reply = http.post(f"{api_base}/chat/completions", json=body, timeout=PROBE_TIMEOUT_S)
+    except httpx.HTTPError:
+        return None
+    found = _WINDOW_REFUSAL.search(reply.text) if reply.status_code == 400 else None
+    return int(found[1]) if found else None
+
+
+def _streams_tool_calls(http: httpx.Client, api_base: str, name: str) -> bool:
+    """Whether a one-token streamed completion with a tool offered sends any chunk."""
+    body = {
+        "model": name, "messages": QUESTION, "max_tokens": 1, "temperature": 0, "stream": True,
+        "tools": [PROBE_TOOL], "tool_choice": "auto",
+    }  # fmt: skip
+    try:
+        with http.stream("POST", f"{api_base}/chat/completions", json=body, timeout=60.0) as reply:
+            if reply.status_code != 200:
+                return False
+            return any(line.startswith("data:") for line in reply.iter_lines())
+    except httpx.HTTPError:
+        return True  # not known: streamed as asked
 
 
 def _prompt_tokens(

@@ -3,8 +3,10 @@
 observation longer than the limit ─► head + "[... N characters removed ...]" + tail
 rendered prompt ─► its JSON size in bytes bounds its tokens: within the budget? done, nothing counted
                 ─► else count tokens (litellm, for the model); over the budget ─► elide the oldest
-                   observations, as few as the estimate says, recount, repeat; the system prompt
-                   then says how many were elided (elision_notice.j2)
+                   observations and unusable replies, as few as the estimate says, recount, repeat; the
+                   system prompt then says how many were elided (elision_notice.j2)
+                ─► still over the window less the least room for a reply ─► leave the oldest steps out
+                   whole, one by one (left_out_notice.j2)
 budget = context window - max_tokens (kept for the reply), but at least half the window
 a model litellm does not know is counted with tiktoken's tokenizer, another model's: its count gets
 UNKNOWN_MODEL_MARGIN more (SmolLM2's real prompt was 13% over tiktoken's count, 3,463 against 3,072)
@@ -18,13 +20,13 @@ from typing import Any
 
 import httpx
 
-from reactstep.contract.step import CompletedStep, HistoryItem
+from reactstep.contract.step import CompletedStep, FormatErrorStep, HistoryItem
 from reactstep.service.llm.gateway import count_tokens, model_facts
 from reactstep.service.llm.protocol import Message
 from reactstep.service.step.prompting import render
 
-# (history, how many observations are elided) -> the messages
-RenderPrompt = Callable[[Sequence[HistoryItem], int], list[Message]]
+# (history, how many of its observations are elided, how many older items were left out) -> the messages
+RenderPrompt = Callable[[Sequence[HistoryItem], int, int], list[Message]]
 
 # Open models' tokenizers make more tokens of the same text than tiktoken's (code and markup most):
 # a quarter more keeps such a prompt inside its window, at the cost of eliding a little early.
@@ -84,14 +86,22 @@ class FittedPrompt:
     """The messages to send, and what fitting them did."""
 
     messages: list[Message]
-    elided: int = 0
+    elided: int = 0  # observations and unusable replies elided, oldest first
     prompt_tokens: int | None = None  # counted only when the byte bound could not settle it
     over_by: int = 0  # tokens still over the budget after every observation was elided
+    elided_replies: int = 0  # of the elided, unusable replies
+    left_out: int = 0  # the oldest history items not sent at all (every observation elided was not enough)
 
 
 def prompt_budget(window: int, max_tokens: int) -> int:
     """Tokens the prompt may use: the window less the reply's room, but at least half the window."""
     return max(window - max_tokens, window // 2)
+
+
+def prompt_limit(window: int, max_tokens: int) -> int:
+    """Tokens past which the oldest steps are left out: the window less the least room for a reply
+    (max_tokens, at most an eighth of the window)."""
+    return window - min(max_tokens, window // 8)
 
 
 def cut_observation(text: str, limit: int) -> str:
@@ -117,20 +127,55 @@ def cut_observations(history: Sequence[HistoryItem], limit: int) -> tuple[list[H
 
 
 def fit_prompt(
-    history: Sequence[HistoryItem], render_prompt: RenderPrompt, meter: TokenMeter, budget: int
+    history: Sequence[HistoryItem], render_prompt: RenderPrompt, meter: TokenMeter, budget: int, limit: int
 ) -> FittedPrompt:
-    """The prompt within the budget, eliding the oldest observations first when it is not."""
-    messages = render_prompt(history, 0)
+    """The prompt within the budget, eliding the oldest observations and unusable replies first (the
+    newest one kept: the model needs it most) when it is not; then, while it is over `limit` (the window
+    less the least room a reply needs), leaving the oldest steps out whole when that keeps the newest
+    observation, else eliding it too and leaving out as few of the oldest steps as that needs."""
+    messages = render_prompt(history, 0, 0)
     if meter.upper_bound(messages) <= budget:
         return FittedPrompt(messages)
     tokens = meter.count(messages)
-    steps = [i for i, item in enumerate(history) if isinstance(item, CompletedStep)]
+    bulky = [i for i, item in enumerate(history) if _bulk(item) is not None]
+    older = bulky[:-1]
     elided = 0
-    while tokens > budget and elided < len(steps):
-        elided = _enough_to_elide(history, steps, elided, tokens - budget, _chars_per_token(messages, tokens))
-        messages = render_prompt(_elide(history, steps[:elided]), elided)
+    while tokens > budget and elided < len(older):
+        elided = _enough_to_elide(history, older, elided, tokens - budget, _chars_per_token(messages, tokens))
+        messages = render_prompt(_elide(history, older[:elided]), elided, 0)
         tokens = meter.count(messages)
-    return FittedPrompt(messages, elided, tokens, max(tokens - budget, 0))
+    chosen = older[:elided]
+    left_out = 0
+    if tokens > limit:  # keep the newest observation whole if leaving older steps out makes room
+        newest = bulky[-1] if bulky else len(history)
+        messages, tokens, left_out = _left_out(history, chosen, render_prompt, meter, limit, newest)
+        if tokens > limit and bulky:  # it does not: elide it too, and leave out what must go
+            chosen = bulky
+            messages, tokens, left_out = _left_out(history, chosen, render_prompt, meter, limit, len(history))
+    elided = len(chosen)
+    replies = sum(isinstance(history[index], FormatErrorStep) for index in bulky[:elided])
+    return FittedPrompt(messages, elided, tokens, max(tokens - budget, 0), replies, left_out)
+
+
+def _left_out(
+    history: Sequence[HistoryItem],
+    chosen: Sequence[int],
+    render_prompt: RenderPrompt,
+    meter: TokenMeter,
+    limit: int,
+    most: int,
+) -> tuple[list[Message], int, int]:
+    """The prompt with the `chosen` items elided and the fewest oldest items left out (at most `most`)
+    that brings it within `limit`: its messages, tokens and how many were left out."""
+    shortened = _elide(history, chosen)
+    left_out = 0
+    while True:
+        elided = sum(index >= left_out for index in chosen)
+        messages = render_prompt(shortened[left_out:], elided, left_out)
+        tokens = meter.count(messages)
+        if tokens <= limit or left_out >= most:
+            return messages, tokens, left_out
+        left_out += 1
 
 
 def _enough_to_elide(
@@ -140,9 +185,9 @@ def _enough_to_elide(
     saved = 0.0
     count = elided
     while count < len(steps) and (count == elided or saved < excess):
-        step = history[steps[count]]
-        assert isinstance(step, CompletedStep)
-        saved += max(len(step.observation) - len(_elided_text(step.observation)), 0) / chars_per_token
+        bulk = _bulk(history[steps[count]])
+        assert bulk is not None
+        saved += max(len(bulk[1]) - len(_elided_text(*bulk)), 0) / chars_per_token
         count += 1
     return count
 
@@ -156,11 +201,22 @@ def _elide(history: Sequence[HistoryItem], positions: Sequence[int]) -> list[His
     chosen = set(positions)
     result: list[HistoryItem] = []
     for index, item in enumerate(history):
-        if index in chosen and isinstance(item, CompletedStep):
-            item = item.model_copy(update={"observation": _elided_text(item.observation)})
+        bulk = _bulk(item) if index in chosen else None
+        if bulk is not None:
+            item = item.model_copy(update={bulk[0]: _elided_text(*bulk)})
         result.append(item)
     return result
 
 
-def _elided_text(observation: str) -> str:
-    return render("elided", chars=len(observation))
+def _bulk(item: HistoryItem) -> tuple[str, str] | None:
+    """The field of a history item that elision may replace, and its text: a step's observation, or an
+    unusable reply (a small model's rambling ones fill a 2,048-token window in two steps)."""
+    if isinstance(item, CompletedStep):
+        return "observation", item.observation
+    if isinstance(item, FormatErrorStep):
+        return "raw_output", item.raw_output
+    return None
+
+
+def _elided_text(field: str, text: str) -> str:
+    return render("elided", what="observation" if field == "observation" else "reply", chars=len(text))

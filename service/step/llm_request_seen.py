@@ -2,7 +2,7 @@
 
 LLMRequest ─► parts, each a text: model | system prompt | message 1..n (role, content, tool calls)
               | manifest (text mode: the manifest text; native: the tools' JSON Schemas)
-              | sampling (temperature, max_tokens, stop sequences)
+              | sampling (temperature, max_tokens, stop sequences, the tool choice)
           ─► {sha256 of them all, parts: {name: sha256}, rendered: {name: text} when asked}
 The key and the API base are not parts: they say where the request went, not what it asked.
 """
@@ -37,6 +37,8 @@ def llm_request_parts(request: LLMRequest, manifest: str) -> dict[str, str]:
     tools = json.dumps(list(request.tools), indent=1, sort_keys=True, ensure_ascii=False)
     parts["manifest"] = tools if request.tools else manifest
     sampling = {"temperature": request.temperature, "max_tokens": request.max_tokens, "stop": request.stop}
+    if request.tools:
+        sampling["tool_choice"] = request.tool_choice
     parts["sampling"] = json.dumps(sampling, indent=1, sort_keys=True)
     return parts
 

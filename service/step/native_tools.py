@@ -2,6 +2,7 @@
 same parsed action the text protocol gives.
 
     tool_calling auto ─► native when litellm's table says the model calls functions (ModelFacts), else text
+    native, but the model server's chat format renders no tools (measured 0 tokens) ─► text, with a note
     reply with tool calls ─► the first one, as a JSON action blob ─► parse_reply (the one grammar:
         same schema checks, same error messages) ─► action; thought = the content's reasoning
     reply without tool calls ─► parse_reply(content): a Final Answer, a text Action, or a format error
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reactstep.contract.step import ClientTool, ToolCallingMode
-from reactstep.service.llm.protocol import LLMReply, ModelFacts
+from reactstep.service.llm.protocol import LLMReply, LLMRequest, ModelFacts
+from reactstep.service.llm.server_facts import UNKNOWN, ServerFacts, tool_tokens
 from reactstep.service.parsing.arg_drift import Aliases
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
 from reactstep.tools.registry import ToolRegistry
@@ -36,6 +38,24 @@ def resolve_mode(mode: ToolCallingMode, facts: ModelFacts) -> ResolvedMode:
     if mode == "auto":
         return "native" if facts.native_tools else "text"
     return mode
+
+
+TOOLS_LEFT_OUT = (
+    "The model server's chat format leaves tool schemas out of the prompt (they measured 0 tokens there), "
+    "so the step ran in text mode: the prompt lists the tools and the model answers with an Action line. "
+    "Start the server with a chat format that renders tools (llama-cpp-python: --chat_format "
+    "chatml-function-calling) for native tool calling."
+)
+
+
+def renders_no_tools(
+    server: ServerFacts, llm_request: LLMRequest, schemas: tuple[dict[str, Any], ...]
+) -> bool:
+    """Whether the model server measured these tool schemas at 0 tokens: its chat format drops them, and
+    a native step would show the model no tool at all."""
+    if server is UNKNOWN or not llm_request.api_base or not schemas:
+        return False
+    return tool_tokens(llm_request.api_base, llm_request.model, llm_request.api_key, schemas) == 0
 
 
 def provider_tools(registry: ToolRegistry, client_tools: Iterable[ClientTool]) -> tuple[dict[str, Any], ...]:

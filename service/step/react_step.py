@@ -13,7 +13,7 @@ streaming.py runs the same prepared step with the reply streamed.
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
@@ -29,10 +29,17 @@ from reactstep.service.step.budget import (
     cut_observations,
     fit_prompt,
     prompt_budget,
+    prompt_limit,
 )
 from reactstep.service.step.llm_request_seen import llm_request_seen
 from reactstep.service.step.loop_guard import loop_warnings, repeated_actions, repeated_format_errors
-from reactstep.service.step.native_tools import ResolvedMode, provider_tools, resolve_mode
+from reactstep.service.step.native_tools import (
+    TOOLS_LEFT_OUT,
+    ResolvedMode,
+    provider_tools,
+    renders_no_tools,
+    resolve_mode,
+)
 from reactstep.service.step.outcome import StepContext, interpret
 from reactstep.service.step.overview_section import overview_section
 from reactstep.service.step.prompting import (
@@ -66,6 +73,8 @@ class PreparedStep:
     started: float
     max_reply_chars: int
     seen: LLMRequestSeen
+    streams: bool = True
+    """The model server streams this call's reply (False: a streamed step asks for it whole)."""
 
     def attempts(self) -> Attempts:
         """A fresh retry budget for this step's LLM call."""
@@ -90,23 +99,32 @@ def prepare_step(
     tools = step_tools(request, registry)
     llm_request, facts = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
     mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, facts)
+    server = asked_server(facts, llm_request)
+    first_notes: list[str] = []
     if mode == "native":
-        # The last step offers no tools: the model can only answer (final_step.j2 says so last).
-        offered = () if request.max_iterations_left == 1 else provider_tools(registry, request.client_tools)
-        llm_request = replace(llm_request, stop=(), tools=offered)
+        schemas = provider_tools(registry, request.client_tools)
+        if renders_no_tools(server, llm_request, schemas):
+            mode = "text"
+            first_notes.append(TOOLS_LEFT_OUT)
+        else:
+            # The last step keeps the tools (the prompt's prefix stays the one the server evaluated) but
+            # the model may not call one: it can only answer (final_step.j2 says so last).
+            choice: Literal["auto", "none"] = "none" if request.max_iterations_left == 1 else "auto"
+            llm_request = replace(llm_request, stop=(), tools=schemas, tool_choice=choice)
     repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
-    server = asked_server(facts, llm_request)
     window = model_window(facts, server, llm_request, settings)
     plain_history = mode == "native" and server.drops_tool_results
     manifest = _manifest(request, registry, mode)
     llm_request, notes = _fitted(
         request, settings, manifest, llm_request, mode, warnings, project_overview, window, plain_history
     )
+    notes = first_notes + notes
     notes += [
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
         for item in repeated
     ]
+    whole = mode == "native" and llm_request.tool_choice == "auto" and not server.streams_tool_calls
     context = StepContext(
         session_id=request.session_id,
         tools=tools,
@@ -126,6 +144,7 @@ def prepare_step(
         started=started,
         max_reply_chars=MAX_REPLY_CHARS,
         seen=llm_request_seen(llm_request, manifest, request.include_llm_request),
+        streams=not whole,
     )
 
 
@@ -141,7 +160,7 @@ def _fitted(
     plain_history: bool,
 ) -> tuple[LLMRequest, list[str]]:
     """The call with its messages, cut and fitted to the model's `window`, and notes on what that took;
-    ContextWindowExceeded for a prompt over the window with every observation elided (not sent: the
+    ContextWindowExceeded for a prompt over the window with the whole history left out (not sent: the
     model server would refuse it, or cut it where it chose)."""
     history, cut = cut_observations(request.conversation_history, MAX_OBSERVATION_CHARS)
     overview = overview_section(request, project_overview, OVERVIEW_MAX_CHARS)
@@ -155,16 +174,16 @@ def _fitted(
         overview=overview.text,
     )
     meter = TokenMeter(llm_request.model, llm_request.tools, window.count, window.tools_tokens)
-    fitted = fit_prompt(
-        history, _renderer(parts), meter, prompt_budget(window.tokens, llm_request.max_tokens)
-    )
+    budget = prompt_budget(window.tokens, llm_request.max_tokens)
+    limit = prompt_limit(window.tokens, llm_request.max_tokens)
+    fitted = fit_prompt(history, _renderer(parts), meter, budget, limit)
     if fitted.prompt_tokens is not None and fitted.prompt_tokens > window.tokens:
         said = window.source or "litellm's table"
         source = f"{window.setting}; raise it if the model takes more" if window.setting else said
         raise ContextWindowExceeded(
-            f"the prompt is {fitted.prompt_tokens:,} tokens with every observation elided, over the "
+            f"the prompt is {fitted.prompt_tokens:,} tokens with no conversation history at all, over the "
             f"{window.tokens:,}-token context window of {llm_request.model} ({source}); send a shorter "
-            "conversation_history or fewer client_tools"
+            "user_query or fewer client_tools"
         )
     notes = [overview.note] if overview.note else []
     if window.source:
@@ -233,11 +252,16 @@ def _manifest(request: ReactStepRequest, registry: ToolRegistry, mode: ResolvedM
     return render_manifest(tool_prompts(registry, request.client_tools))
 
 
-def _renderer(parts: PromptParts) -> Callable[[Sequence[HistoryItem], int], list[Message]]:
-    """The prompt's messages for a history whose `elided` oldest observations are elided."""
+def _renderer(parts: PromptParts) -> Callable[[Sequence[HistoryItem], int, int], list[Message]]:
+    """The prompt's messages for a history whose `elided` oldest observations are elided, after
+    `left_out` older items not sent."""
 
-    def render_prompt(items: Sequence[HistoryItem], elided: int) -> list[Message]:
-        notices = (*parts.notices, render("elision_notice", count=elided)) if elided else parts.notices
+    def render_prompt(items: Sequence[HistoryItem], elided: int, left_out: int) -> list[Message]:
+        notices = parts.notices
+        if left_out:
+            notices = (*notices, render("left_out_notice", count=left_out))
+        if elided:
+            notices = (*notices, render("elision_notice", count=elided))
         return render_messages(replace(parts, notices=notices), items)
 
     return render_prompt
@@ -247,9 +271,19 @@ def _prompt_notes(cut: int, fitted: FittedPrompt, window: int, limit: int) -> li
     notes = []
     if cut:
         notes.append(f"{cut} observation(s) longer than {limit} characters were cut to head + tail.")
-    if fitted.elided:
+    if observations := fitted.elided - fitted.elided_replies:
         notes.append(
-            f"The {fitted.elided} oldest observation(s) were elided to fit the {window}-token context window."
+            f"The {observations} oldest observation(s) were elided to fit the {window}-token context window."
+        )
+    if fitted.elided_replies:
+        notes.append(
+            f"The {fitted.elided_replies} oldest unusable reply(ies) were elided to fit the {window}-token "
+            "context window."
+        )
+    if fitted.left_out:
+        notes.append(
+            f"The {fitted.left_out} oldest history item(s) were left out to fit the {window}-token context "
+            "window with room for a reply."
         )
     if fitted.over_by:
         notes.append(

@@ -6,9 +6,11 @@
     event: result   data: <the non-streaming response body>        exactly one terminal event,
     event: error    data: {"error": {"code", "message", "request_id"}}  one or the other
 
-Faults before the first delta are retried like any call (retries). A stream that breaks off is an
-error event, never a parsed action. When the client disconnects, the response task is cancelled,
-and closing the upstream stream closes the connection to the provider.
+Faults before the first delta are retried like any call (retries). A model server known not to stream
+the call (ServerFacts.streams_tool_calls) is asked for the whole reply, sent as one thought delta, then
+the result. A stream that breaks off is an error event, never a parsed action. When the client
+disconnects, the response task is cancelled, and closing the upstream stream closes the connection to
+the provider.
 """
 
 import json
@@ -24,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 from reactstep.contract.step import ReactStepRequest
 from reactstep.service.errors import LLMBadResponse, ServiceError, error_body
 from reactstep.service.llm.protocol import LLMGateway, LLMReply
-from reactstep.service.llm.retries import open_stream_with_retries, within_deadline
+from reactstep.service.llm.retries import complete_with_retries, open_stream_with_retries, within_deadline
 from reactstep.service.settings import Settings
 from reactstep.service.step.react_step import PreparedStep, finish_step, prepare_step, step_body
 from reactstep.service.step.thought_stream import ThoughtStream
@@ -75,10 +77,16 @@ async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[
         attempts = prepared.attempts()
         llm_started = time.perf_counter()
         thought = ThoughtStream(prepared.context.plain_answer)
-        item, upstream = await open_stream_with_retries(llm, prepared.llm_request, attempts)
+        if prepared.streams:
+            item, upstream = await open_stream_with_retries(llm, prepared.llm_request, attempts)
+        else:  # a server that cannot stream this call: its reply comes whole, its thought in one piece
+            item = await complete_with_retries(llm, prepared.llm_request, attempts)
+            if delta := thought.feed(item.text):
+                yield event("thought", {"delta": delta})
         while isinstance(item, str):
             if delta := thought.feed(item):
                 yield event("thought", {"delta": delta})
+            assert upstream is not None
             item = await within_deadline(_next(upstream), attempts)
         if tail := thought.finish():
             yield event("thought", {"delta": tail})

@@ -109,48 +109,44 @@ def test_a_chat_call_skips_the_openai_sdk_and_reads_the_whole_answer(fixed: Fixe
             400,
             {"error": {"message": "bad thing", "type": "invalid_request_error", "code": None}},
             "llm_bad_response",
-            f"{REJECTED} (HTTP 400): litellm.BadRequestError: OpenAIException - bad thing",
+            f"{REJECTED} (HTTP 400): bad thing",
         ),
         (
             400,
             {"object": "error", "message": "vllm style", "type": "BadRequestError", "code": 400},
             "llm_bad_response",
-            f"{REJECTED} (HTTP 400): litellm.BadRequestError: OpenAIException - vllm style",
+            f"{REJECTED} (HTTP 400): vllm style",
         ),
         (
             404,
             {"error": "model 'm' not found"},
             "llm_bad_response",
-            f"{REJECTED} (HTTP 404): litellm.NotFoundError: NotFoundError: OpenAIException - "
-            "model 'm' not found",
+            f"{REJECTED} (HTTP 404): model 'm' not found",
         ),
         (
             400,
             {"detail": "fastapi style"},
             "llm_bad_response",
-            f"{REJECTED} (HTTP 400): litellm.BadRequestError: OpenAIException - fastapi style",
+            f"{REJECTED} (HTTP 400): fastapi style",
         ),
         # a body in no known shape stays whole; no body leaves no dangling dash
         (
             422,
             {"detail": [{"loc": ["body"], "msg": "field required"}]},
             "llm_bad_response",
-            f"{REJECTED} (HTTP 422): litellm.BadRequestError: OpenAIException - "
-            '{"detail": [{"loc": ["body"], "msg": "field required"}]}',
+            f'{REJECTED} (HTTP 422): {{"detail": [{{"loc": ["body"], "msg": "field required"}}]}}',
         ),
         (
             500,
             "",
             "llm_unavailable",
-            "the LLM provider is unavailable (HTTP 500): litellm.InternalServerError: InternalServerError: "
-            "OpenAIException",
+            "the LLM provider is unavailable (HTTP 500) with no message",
         ),
         (
             500,
             "plain text failure",
             "llm_unavailable",
-            "the LLM provider is unavailable (HTTP 500): litellm.InternalServerError: InternalServerError: "
-            "OpenAIException - plain text failure",
+            "the LLM provider is unavailable (HTTP 500): plain text failure",
         ),
     ],
 )

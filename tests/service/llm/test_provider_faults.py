@@ -25,6 +25,9 @@ SLOW = Reply("Final Answer: too late", delay_s=0.6)
     [
         ((Fault(status=429), ANSWER), {}, 200, None, 2, 1),
         ((Fault(status=500), Fault(status=503), ANSWER), {}, 200, None, 3, 2),
+        # a 500 that comes back word for word is the server's answer to this call: not retried again
+        ((Fault(status=500, message="tool choice is not supported"),) * 2, {}, 503, "llm_unavailable", 2, 1),
+        ((Fault(status=500, message="one"), Fault(status=500, message="two"), ANSWER), {}, 200, None, 3, 2),
         ((SLOW, ANSWER), {"llm_timeout_s": 0.3}, 200, None, 2, 1),
         ((Fault(status=429),) * 3, {"llm_max_retries": 2}, 503, "llm_rate_limited", 3, 2),
         ((Fault(status=502),) * 2, {"llm_max_retries": 1}, 503, "llm_unavailable", 2, 1),
@@ -69,8 +72,9 @@ def test_faults_are_retried_then_surface_with_a_code(
         assert (body["status"], body["timing"]["retries"]) == ("final_answer", retries)
     else:
         assert body["error"]["code"] == code
-        assert body["error"]["message"].endswith(f" (after {retries} retries)") or not retries
-        assert "retries)" not in body["error"]["message"] or retries
+        said = "1 retry" if retries == 1 else f"{retries} retries"
+        assert body["error"]["message"].endswith(f" (after {said})") or not retries
+        assert "(after" not in body["error"]["message"] or retries
     assert len(llm_server.requests) == calls
 
 
@@ -222,3 +226,17 @@ def test_one_setting_gives_a_slow_model_time(
     assert llm_timeout_s(settings, api_base) == call_s
     policy = RetryPolicy.from_settings(settings, call_s)
     assert (policy.deadline_s, policy.deadline_setting) == (step_s, named)
+
+
+def test_a_repeated_internal_error_reaches_the_answer_word_for_word(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    fault = Fault(status=500, message="Automatic streaming tool choice is not supported")
+    llm_server.push(fault, fault, ANSWER)
+    response = make_client().post(REACT, json=step_body())
+    assert response.status_code == 503
+    assert response.json()["error"]["message"] == (
+        "the LLM provider is unavailable (HTTP 500): Automatic streaming tool choice is not supported "
+        "(after 1 retry)"
+    )
+    assert len(llm_server.requests) == 2

@@ -26,8 +26,9 @@ def model_server(answers: Answers) -> Iterator[str]:
             body = json.loads(self.rfile.read(length) or b"null")
             found = answers.get((method, self.path))
             reply = found(body) if callable(found) else found
+            status, reply = reply if isinstance(reply, tuple) else (404 if found is None else 200, reply)
             payload = json.dumps(reply).encode()
-            self.send_response(404 if found is None else 200)
+            self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
@@ -53,6 +54,20 @@ def model_server(answers: Answers) -> Iterator[str]:
 
 def words(body: dict[str, Any]) -> int:
     return len(str(body.get("input") or body.get("prompt") or body.get("content")).split())
+
+
+def refuse_over(n_ctx: int, body: dict[str, Any]) -> tuple[int, Any]:
+    """llama-cpp-python's answer to a prompt longer than its window (a 400 naming it), else a reply."""
+    tokens = sum(len(str(message["content"]).split()) for message in body["messages"])
+    if tokens <= n_ctx:
+        return 200, {"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": tokens}}
+    message = (
+        f"This model's maximum context length is {n_ctx} tokens. However, you requested {tokens + 1} tokens "
+        f"({tokens} in the messages, 1 in the completion). Please reduce the length of the messages or "
+        "completion."
+    )
+    error = {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}
+    return 400, {"error": error}
 
 
 CASES = {
@@ -83,7 +98,15 @@ CASES = {
             ("POST", "/extras/tokenize/count"): lambda body: {"count": words(body)},
         },
         2048,
-        "llama-cpp-python's default n_ctx: its server reports none",
+        "llama-cpp-python's default n_ctx: it said none",
+    ),
+    "llama-cpp-python, --n_ctx 4096": (
+        {
+            ("GET", "/v1/models"): {"data": [{"id": "m", "object": "model", "owned_by": "me"}]},
+            ("POST", "/v1/chat/completions"): lambda body: refuse_over(4096, body),
+        },
+        4096,
+        "llama-cpp-python's n_ctx, as it said",
     ),
     "Ollama, num_ctx set": (
         {

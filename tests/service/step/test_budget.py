@@ -63,6 +63,7 @@ def test_a_long_observation_reaches_the_model_cut(
     ]
 
 
+ROOM = "with room for a reply"
 ELIDED = (
     "Observation:\n<observation>\n"
     "[This observation (3000 characters) was elided to fit the context window.]\n</observation>"
@@ -76,12 +77,12 @@ ELIDED = (
         # 1 would do by tiktoken's count; the margin for a model litellm does not know takes a second
         (2000, 2, ["The 2 oldest observation(s) were elided to fit the 2000-token context window."]),
         (1500, 2, ["The 2 oldest observation(s) were elided to fit the 1500-token context window."]),
-        (  # over its budget (the window less the reply's 100) but within the window: sent
-            500,
+        (  # over its budget (the window less the reply's 100) but within the window less 68: sent
+            550,
             3,
             [
-                "The 3 oldest observation(s) were elided to fit the 500-token context window.",
-                "The prompt is still 75 tokens over its budget with every observation elided.",  # 380 * 1.25
+                "The 3 oldest observation(s) were elided to fit the 550-token context window.",
+                "The prompt is still 22 tokens over its budget with every observation elided.",
             ],
         ),
     ],
@@ -104,26 +105,96 @@ def test_the_oldest_observations_are_elided_to_fit_the_window(
     messages = llm_server.requests[0]["messages"]
     observations = [m["content"] for m in messages if m["content"].startswith("Observation:")]
     assert [text == ELIDED for text in observations] == [n < elided for n in range(3)]
-    notice = f"Note: the observations of the {elided} oldest step"
+    notice = f"Note: what the {elided} oldest step"
     assert messages[0]["content"].split("\n\n")[-1].startswith(notice) is bool(elided)
     assert body.get("notes") == notes
 
 
-def test_a_prompt_over_the_window_with_every_observation_elided_is_not_sent(
+def test_the_oldest_steps_are_left_out_when_eliding_is_not_enough(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
+    """Three elided steps still leave the prompt over the window less the least room for a reply (450 -
+    56): the oldest steps are left out whole, and the prompt says so."""
+    llm_server.push("Final Answer: a")
     history = [read_step(n, "word " * 600) for n in range(3)]
     request = step_body(
         conversation_history=history, available_tools_prompt_segment=SEGMENT, llm_config={"max_tokens": 100}
     )
+    body = make_client(llm_default_context_window=450).post(REACT, json=request).json()
+    messages = llm_server.requests[0]["messages"]
+    assert [m["content"] for m in messages].count(ELIDED) == 1  # the newest step, elided
+    assert messages[0]["content"].split("\n\n")[-2:] == [
+        "Note: the 2 oldest steps of this conversation were left out to fit your context window.",
+        "Note: what the 1 oldest step showed was elided to fit your context window. Run the tool again if "
+        "you need it.",
+    ]
+    assert body["notes"][:2] == [
+        "The 3 oldest observation(s) were elided to fit the 450-token context window.",
+        f"The 2 oldest history item(s) were left out to fit the 450-token context window {ROOM}.",
+    ]
+    assert body["usage"]["prompt_tokens"] > 0
+
+
+def test_a_prompt_over_the_window_without_any_history_is_not_sent(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    history = [read_step(n, "word " * 600) for n in range(3)]
+    request = step_body(
+        conversation_history=history,
+        available_tools_prompt_segment=SEGMENT + " word" * 400,
+        llm_config={"max_tokens": 100},
+    )
     response = make_client(llm_default_context_window=400).post(REACT, json=request)
     assert (response.status_code, response.json()["error"]["code"]) == (400, "context_window_exceeded")
     assert response.json()["error"]["message"] == (
-        "the prompt is 475 tokens with every observation elided, over the 400-token context window of "
-        "openai/scripted (REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW; raise it if the model takes more); send a "
-        "shorter conversation_history or fewer client_tools"
+        "the prompt is 769 tokens with no conversation history at all, over the 400-token context window "
+        "of openai/scripted (REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW; raise it if the model takes more); send "
+        "a shorter user_query or fewer client_tools"
     )
     assert llm_server.requests == []
+
+
+def test_the_newest_observation_is_the_last_elided(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    """With the two older observations elided the prompt is still over the window less the reply's least
+    room: the older steps are left out rather than the newest observation elided (the model needs it most)."""
+    llm_server.push("Final Answer: a")
+    history = [read_step(0, "word " * 600), read_step(1, "word " * 600), read_step(2, "word " * 120)]
+    request = step_body(
+        conversation_history=history, available_tools_prompt_segment=SEGMENT, llm_config={"max_tokens": 100}
+    )
+    body = make_client(llm_default_context_window=600).post(REACT, json=request).json()
+    messages = llm_server.requests[0]["messages"]
+    observations = [m["content"] for m in messages[1:] if "<observation>" in m["content"]]
+    assert observations == [f"Observation:\n<observation>\n{'word ' * 120}\n</observation>"]
+    assert body["notes"][:2] == [
+        "The 2 oldest observation(s) were elided to fit the 600-token context window.",
+        f"The 2 oldest history item(s) were left out to fit the 600-token context window {ROOM}.",
+    ]
+
+
+def test_an_unusable_reply_is_elided_like_an_observation(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    """A small model's rambling replies that could not be used fill a small window as observations do."""
+    llm_server.push("Final Answer: a")
+    rambling = {"raw_output": "word " * 600, "format_error": "No action or final answer found."}
+    history = [rambling, read_step(1, "word " * 600), rambling]
+    request = step_body(
+        conversation_history=history, available_tools_prompt_segment=SEGMENT, llm_config={"max_tokens": 100}
+    )
+    body = make_client(llm_default_context_window=1500).post(REACT, json=request).json()
+    messages = llm_server.requests[0]["messages"]
+    assert messages[2] == {
+        "role": "assistant",
+        "content": "[This reply (3000 characters) was elided to fit the context window.]",
+    }
+    assert body["notes"] == [
+        "The 1 oldest observation(s) were elided to fit the 1500-token context window.",
+        "The 1 oldest unusable reply(ies) were elided to fit the 1500-token context window.",
+    ]
+    assert "word word" in messages[-2]["content"]  # the newest reply is whole
 
 
 def test_a_known_model_uses_its_own_window(

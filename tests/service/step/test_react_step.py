@@ -127,7 +127,7 @@ def test_last_iteration_asks_for_a_final_answer(
     assert all("This is your last step" not in message["content"] for message in earlier)
 
 
-def test_the_last_native_step_offers_no_tools_and_ends_with_the_notice(
+def test_the_last_native_step_keeps_the_tools_unusable_and_ends_with_the_notice(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
     llm_server.push("Final Answer: 42", "Final Answer: 42")
@@ -145,8 +145,9 @@ def test_the_last_native_step_offers_no_tools_and_ends_with_the_notice(
     earlier, last = llm_server.requests
     assert len(earlier["tools"]) == 12
     assert earlier["tool_choice"] == "auto"
-    assert "tools" not in last
-    assert "tool_choice" not in last
+    # The same tools with tool_choice "none": the prompt before the notice is the one evaluated before.
+    assert last["tools"] == earlier["tools"]
+    assert last["tool_choice"] == "none"
     assert last["messages"][:-1] == earlier["messages"]
     assert earlier["messages"][-1]["role"] == "tool"
     assert last["messages"][-1] == {
