@@ -12,7 +12,7 @@ from reactstep.client.servers import server_for
 if TYPE_CHECKING:
     from reactstep.client.client import Client
 
-IN_PROCESS = "in-process"  # the server a folder's sync state names when no --server was given
+LOCAL = "in-process"  # the server a folder's sync state names for this data dir's (in this process or noted)
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
@@ -71,10 +71,9 @@ def _sync(args: argparse.Namespace) -> int:
     )
     uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
     with ExitStack() as stack:
-        client = stack.enter_context(_client(stack, args, config))
+        server, client = _client(stack, args, config)
         stack.callback(indexing.finish)
         stack.callback(uploading.finish)
-        server = args.server or IN_PROCESS
         report = client.do(sync_folder(args.project, args.path, server, options, uploading, indexing))
     print(report.summary())
     if report.index is not None:
@@ -105,14 +104,17 @@ def _pull(args: argparse.Namespace) -> int:
         return 2
     bar = ProgressBar("pulling")
     with ExitStack() as stack:
-        client = stack.enter_context(_client(stack, args, ClientConfig.from_env()))
+        server, client = _client(stack, args, ClientConfig.from_env())
         stack.callback(bar.finish)
-        report = client.do(pull_folder(args.project, args.path, args.server or IN_PROCESS, args.force, bar))
+        report = client.do(pull_folder(args.project, args.path, server, args.force, bar))
     print(report.summary())
     return 0
 
 
-def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "Client":
+def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "tuple[str, Client]":
+    """The name the folder's sync state gives the server (its URL, or LOCAL), and a client of it."""
     from reactstep.client.client import Client
 
-    return Client(server_for(stack, args.server, config), config.api_key)
+    server = server_for(stack, args.server, config)
+    client = stack.enter_context(Client(server.url, config.api_key))
+    return LOCAL if server.local else server.url, client
