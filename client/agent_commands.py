@@ -13,6 +13,7 @@ from reactstep.client.client import Client
 from reactstep.client.config import ClientConfig
 from reactstep.client.console import StepPrinter
 from reactstep.client.errors import ClientError
+from reactstep.client.exit_codes import FAILED, NO_ANSWER, OK, USAGE
 from reactstep.client.loop import ToolRunner
 from reactstep.client.servers import client_key, in_process_llm_problem, server_for
 from reactstep.client.trace import ReplayMismatch, load_trace
@@ -109,7 +110,7 @@ def _ask(args: argparse.Namespace) -> int:
             on_step=printer,
         )
     print(f"\n{outcome.status} after {outcome.steps} steps")
-    return 0 if outcome.status == "final_answer" else 3
+    return OK if outcome.status == "final_answer" else NO_ANSWER
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -120,12 +121,12 @@ def _replay(args: argparse.Namespace) -> int:
 
     if args.live != (args.from_step is not None) or (args.from_step is not None and args.from_step < 0):
         print("reactstep replay: --from-step N and --live go together (N >= 0)", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         records = load_trace(args.trace)
     except (ReplayMismatch, ValueError, OSError) as exc:
         print(f"reactstep replay: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     if records[0].get("client_tools") and not args.allow_shell:
         names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
         raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
@@ -151,7 +152,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.report:
         args.report.write_text(json.dumps(report.to_json(), indent=1) + "\n")
     print(report.explain())
-    return 0 if report.ok else 1
+    return OK if report.ok else FAILED
 
 
 def _server_with_an_llm(stack: ExitStack, named: str | None, model: str | None) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from reactstep.client.config import ClientConfig
+from reactstep.client.exit_codes import OK, USAGE
 from reactstep.client.servers import server_for
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def _sync(args: argparse.Namespace) -> int:
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
-        return 2
+        return USAGE
     config = ClientConfig.from_env()
     options = SyncOptions(
         force=args.force,
@@ -78,7 +79,7 @@ def _sync(args: argparse.Namespace) -> int:
     print(report.summary())
     if report.index is not None:
         print(index_summary(report.index))
-    return 0
+    return OK
 
 
 def index_summary(run: dict[str, Any]) -> str:
@@ -101,14 +102,14 @@ def _pull(args: argparse.Namespace) -> int:
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
-        return 2
+        return USAGE
     bar = ProgressBar("pulling")
     with ExitStack() as stack:
         server, client = _client(stack, args, ClientConfig.from_env())
         stack.callback(bar.finish)
         report = client.do(pull_folder(args.project, args.path, server, args.force, bar))
     print(report.summary())
-    return 0
+    return OK
 
 
 def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "tuple[str, Client]":
