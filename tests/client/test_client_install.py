@@ -1,11 +1,12 @@
 """The client installs and runs without the server: importing it (and building the CLI) loads none of the
 server's heavy libraries, and a fresh venv holding only `pip install ./client` runs the command (sync,
-index, the stdio MCP relay) and the library against a real server on 127.0.0.1.
+index, the stdio MCP relay) and the library against a real server on 127.0.0.1. Installing the client
+leaves nothing in the checkout.
 
 The fresh venv is cached under .cache/client-venv/<hash of client/pyproject.toml's dependencies and the
 Python version>, so only the first run downloads the client's dependencies from the package registry; each
-run installs the checkout's client code in it again (built from a copy, so the checkout gets no build
-files).
+run installs the checkout's client code in it again, straight from client/ (its build backend builds in
+a copy of it).
 """
 
 import hashlib
@@ -13,7 +14,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 
@@ -96,14 +96,6 @@ def venv_key() -> str:
     return digest.hexdigest()[:16]
 
 
-def client_source(into: Path) -> Path:
-    """A copy of client/ and contract/ (so no build leaves files in the checkout); the client's folder."""
-    ignored = shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
-    shutil.copytree(ROOT / "client", into / "client", ignore=ignored)
-    shutil.copytree(ROOT / "contract", into / "contract", ignore=ignored)
-    return into / "client"
-
-
 def run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The command, run to the end; it must succeed."""
     arguments = [str(part) for part in command]
@@ -116,24 +108,14 @@ def run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.C
 def client_venv() -> Path:
     """A venv with only the client distribution, its code this checkout's."""
     venv = CACHE / venv_key()
-    with tempfile.TemporaryDirectory() as scratch:
-        source = client_source(Path(scratch))
-        if not (venv / "ready").exists():
-            shutil.rmtree(CACHE, ignore_errors=True)  # an older one is of no further use
-            run(sys.executable, "-m", "venv", venv)
-            run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", source)  # from the registry
-            (venv / "ready").touch()
-        # the checkout's code, built in isolation (setuptools from the registry, cached by pip after once)
-        run(
-            venv / "bin" / "python",
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--force-reinstall",
-            source,
-        )
+    source = ROOT / "client"
+    if not (venv / "ready").exists():
+        shutil.rmtree(CACHE, ignore_errors=True)  # an older one is of no further use
+        run(sys.executable, "-m", "venv", venv)
+        run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", source)  # from the registry
+        (venv / "ready").touch()
+    # the checkout's code, built in isolation (setuptools from the registry, cached by pip after once)
+    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", source)
     return venv
 
 
@@ -211,3 +193,25 @@ def test_the_client_alone_runs_against_a_real_server(client_venv: Path, url: str
     assert answers[1]["result"]["serverInfo"]["name"] == "reactstep"
     assert "read_file" in [tool["name"] for tool in answers[2]["result"]["tools"]]
     assert "2 |     return 42" in answers[3]["result"]["content"][0]["text"]
+
+
+def checkout_files() -> list[str]:
+    """What git sees in client/ and contract/ beyond the committed files, ignored ones included
+    (bytecode caches aside: Python's own, written by whatever imported the code)."""
+    listed = run(
+        "git", "-C", ROOT, "status", "--porcelain", "--ignored", "--untracked-files=all", "client", "contract"
+    )
+    return [line for line in listed.stdout.splitlines() if "__pycache__" not in line]
+
+
+def test_installing_the_client_leaves_nothing_in_the_checkout(client_venv: Path, tmp_path: Path) -> None:
+    before = checkout_files()
+    pip = [client_venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps"]
+    run(*pip, "--target", tmp_path / "site", ROOT / "client")
+    assert checkout_files() == before
+    assert not (ROOT / "client" / "build").exists()
+    assert list((ROOT / "client").glob("*.egg-info")) == []
+    installed = tmp_path / "site" / "reactstep"
+    assert sorted(path.name for path in installed.iterdir()) == ["client", "contract"]
+    assert (installed / "client" / "viewer_page.html").is_file()
+    assert not (installed / "client" / "build_backend").exists()
