@@ -50,6 +50,10 @@ class ServerPackageMissing(ClientError):
     """The command needs a part of the server package, which is not installed."""
 
 
+class ServedElsewhere(ClientError):
+    """A server in this process was asked for on a data dir a live server serves."""
+
+
 class ServerNotAnswering(ClientError):
     """A live process's note says it serves this data dir, but it does not answer."""
 
@@ -129,8 +133,16 @@ def in_process_server(
     stack: ExitStack, config: ClientConfig, overrides: Mapping[str, Any], why: str | None = None
 ) -> str:
     """A server of this process on a loopback port for as long as the stack is open; `why`: why no
-    other is used (by default: the data dir's note, checked now)."""
-    why = why or noted_server(config.data_dir).why
+    other is used (by default: the data dir's note, checked now; ServedElsewhere when a live server
+    serves the data dir, whose store a second server would open)."""
+    if why is None:
+        noted = noted_server(config.data_dir)
+        if noted.url is not None:
+            raise ServedElsewhere(
+                f"{config.data_dir} is served by the server at {noted.url}: use it (--server or "
+                "REACTSTEP_SERVER), or stop it, or set REACTSTEP_DATA_DIR to another data dir"
+            )
+        why = noted.why
     purpose = f"no server to use: pass --server URL or set REACTSTEP_SERVER ({why}); a server in this process"
     start = required_hook("in_process_server", purpose)
     try:

@@ -10,13 +10,16 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reactstep.client.config import ClientConfig
 from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.servers import ServedElsewhere, in_process_server
 from tests.served import REACTSTEP, serving
 
 REPLIES = [
@@ -187,4 +190,18 @@ def test_a_note_whose_address_nothing_listens_at_is_passed_over(env: dict[str, s
     assert synced.stderr == (
         f"running in this process on {data_dir} (no --server, and nothing listens at http://127.0.0.1:9, "
         f"where the note of pid {os.getpid()} says it serves)\n"
+    )
+
+
+def test_no_server_starts_in_this_process_on_a_served_data_dir(
+    served: tuple[str, ScriptedLLMServer], env: dict[str, str]
+) -> None:
+    """The pytest plugin's way in (in_process_server itself): refused while the note's server answers."""
+    url, _ = served
+    data_dir = Path(env["REACTSTEP_DATA_DIR"])
+    with ExitStack() as stack, pytest.raises(ServedElsewhere) as refused:
+        in_process_server(stack, ClientConfig(data_dir=data_dir), {})
+    assert str(refused.value) == (
+        f"{data_dir} is served by the server at {url}: use it (--server or REACTSTEP_SERVER), or stop it, "
+        "or set REACTSTEP_DATA_DIR to another data dir"
     )
