@@ -13,8 +13,9 @@ from reactstep.client.client import Client
 from reactstep.client.config import ClientConfig
 from reactstep.client.console import StepPrinter
 from reactstep.client.errors import ClientError
+from reactstep.client.exit_codes import FAILED, NO_ANSWER, OK, USAGE
 from reactstep.client.loop import ToolRunner
-from reactstep.client.servers import client_key, in_process_llm_problem, in_process_server, named_or_running
+from reactstep.client.servers import client_key, in_process_llm_problem, server_for
 from reactstep.client.trace import ReplayMismatch, load_trace
 
 TOOL_CALLING = ("text", "native", "auto")
@@ -55,7 +56,9 @@ def add_agent_commands(commands: Commands) -> None:
 
     replay_cmd = commands.add_parser("replay", help="re-run a recorded trace and compare")
     replay_cmd.add_argument("trace", type=Path)
-    replay_cmd.add_argument("--server", help="server URL (default: an in-process server)")
+    replay_cmd.add_argument(
+        "--server", help="server URL (default: the server running on this data dir, else one in this process)"
+    )
     replay_cmd.add_argument("--tool-calling", choices=TOOL_CALLING, help="replay in this mode (either works)")
     replay_cmd.add_argument("--stream", action="store_true", help="replay with streamed steps")
     replay_cmd.add_argument(
@@ -107,7 +110,7 @@ def _ask(args: argparse.Namespace) -> int:
             on_step=printer,
         )
     print(f"\n{outcome.status} after {outcome.steps} steps")
-    return 0 if outcome.status == "final_answer" else 3
+    return OK if outcome.status == "final_answer" else NO_ANSWER
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -118,12 +121,12 @@ def _replay(args: argparse.Namespace) -> int:
 
     if args.live != (args.from_step is not None) or (args.from_step is not None and args.from_step < 0):
         print("reactstep replay: --from-step N and --live go together (N >= 0)", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         records = load_trace(args.trace)
     except (ReplayMismatch, ValueError, OSError) as exc:
         print(f"reactstep replay: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     if records[0].get("client_tools") and not args.allow_shell:
         names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
         raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
@@ -132,7 +135,7 @@ def _replay(args: argparse.Namespace) -> int:
         run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
         llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records, args.from_step)))
         overrides = {"llm_api_base_allowlist": [llm.base_url]}
-        server_url = args.server or in_process_server(stack, ClientConfig.from_env(), overrides)
+        server_url = server_for(stack, args.server, ClientConfig.from_env(), overrides).url
         if not args.ignore_version:
             _check_pinned_version(stack, server_url, records[0])
         report = replay(
@@ -149,18 +152,19 @@ def _replay(args: argparse.Namespace) -> int:
     if args.report:
         args.report.write_text(json.dumps(report.to_json(), indent=1) + "\n")
     print(report.explain())
-    return 0 if report.ok else 1
+    return OK if report.ok else FAILED
 
 
 def _server_with_an_llm(stack: ExitStack, named: str | None, model: str | None) -> str:
     """The server to ask, once it is clear that it can call an LLM: checked before any call."""
-    config = ClientConfig.from_env()
-    url = named_or_running(named, config)
-    if url is None:
+
+    def llm_configured() -> None:
         if (problem := in_process_llm_problem(model)) is not None:
             raise LLMNotConfigured(problem)
-        return in_process_server(stack, config, {})
-    if model is None and _llm_check(url) == "unconfigured":
+
+    server = server_for(stack, named, ClientConfig.from_env(), before_start=llm_configured)
+    url = server.url
+    if server.origin != "in process" and model is None and _llm_check(url) == "unconfigured":
         raise LLMNotConfigured(
             f"the server at {url} has no LLM configured: set REACTSTEP_LLM_MODEL and REACTSTEP_LLM_API_BASE "
             "(or REACTSTEP_LLM_API_KEY) where it runs, or pass --model with a provider whose key it holds"

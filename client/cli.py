@@ -11,13 +11,13 @@ from typing import Any
 from reactstep.client.agent_commands import LLMNotConfigured, add_agent_commands
 from reactstep.client.config import ConfigError
 from reactstep.client.errors import ClientError
+from reactstep.client.exit_codes import FAILED, SIGPIPE, USAGE, help_epilog
 from reactstep.client.mcp_command import add_mcp_command
 from reactstep.client.servers import INSTALL_SERVER, server_hook
 from reactstep.client.trace import ReplayMismatch
 from reactstep.client.view_command import add_view_command
 from reactstep.client.workspace_commands import add_workspace_commands
 
-SIGPIPE_EXIT = 141  # what a shell reports for a command ended by SIGPIPE
 DESCRIPTION = (
     "reactstep's command line: sync a folder, ask the agent, serve MCP (serve needs the server package)."
 )
@@ -29,20 +29,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in SERVER_COMMANDS and server_hook("commands") is None:
         print(f"error: {argv[0]} needs the server package: {INSTALL_SERVER}", file=sys.stderr)
-        return 2  # whatever its options: they are the server package's to read
+        return USAGE  # whatever its options: they are the server package's to read
     args = _parser().parse_args(argv)
     try:
         code: int = args.run(args)
         sys.stdout.flush()  # here, so a reader that went away is seen here
     except (LLMNotConfigured, ConfigError) as exc:  # a setting to make, or one that is invalid
         print(*(f"error: {line}" for line in str(exc).splitlines()), sep="\n", file=sys.stderr)
-        return 2
+        return USAGE
     except BrokenPipeError:  # `reactstep ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush writes nowhere
-        return SIGPIPE_EXIT
+        return SIGPIPE
     except (ClientError, ReplayMismatch, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return FAILED
     return code
 
 
@@ -69,7 +69,12 @@ def version_line() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reactstep", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="reactstep",
+        description=DESCRIPTION,
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     if (add_server_commands := server_hook("commands")) is not None:

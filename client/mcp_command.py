@@ -25,7 +25,7 @@ from httpx_sse import EventSource
 
 from reactstep.client.config import ClientConfig
 from reactstep.client.errors import ClientError, api_error
-from reactstep.client.servers import named_or_running, required_hook, say_in_process
+from reactstep.client.servers import found_server, required_hook, say_in_process
 
 RELAY_TIMEOUT_S = 300.0  # a tool call may index or search a large project
 RELAY_CALLS = 8  # messages relayed at once; more wait for one of these to be answered
@@ -47,13 +47,15 @@ def add_mcp_command(commands: "argparse._SubParsersAction[argparse.ArgumentParse
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the IDE closes stdin; exit 1 before serving when the project cannot be used."""
     config = ClientConfig.from_env()
-    if server := named_or_running(args.server, config):
-        relay = McpRelay(server.rstrip("/"), args.project, config.api_key)
+    found = found_server(args.server, config)
+    if found.url is not None:
+        print(found.why, file=sys.stderr)
+        relay = McpRelay(found.url.rstrip("/"), args.project, config.api_key)
         relay.check_project()
         relay.run(sys.stdin.buffer, _protocol_output())
         return 0
     local_mcp = required_hook("local_mcp", "`reactstep mcp` without --server or REACTSTEP_SERVER")
-    say_in_process(config.data_dir)
+    say_in_process(config.data_dir, found.why)
     code: int = local_mcp(args.project, _protocol_output())
     return code
 

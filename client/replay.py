@@ -12,7 +12,11 @@ then ─► the step's answer (status, thought, action, final answer, format err
     when the recorded run ended in an error (step_error: the scripted LLM answers with the fault
     that gives that code again; a match reports ok with that code as the status)
     ─► each server or client tool's observation (timings, ids and approval tokens never count)
-live (from_step N) ─► steps 1..N compared as above, then the loop goes on with the `live` llm config
+live (from_step N) ─► steps 1..N compared as above, then the loop goes on with the replayed llm config
+    (the recording's sampling, reply format and tool-calling mode) and the `live` model; the Report
+    says which mode the live steps ran in
+A step the replay met an error at (the recording had none, or another) is named with its status, code
+and message, and what to do when the cause is replay's own (its scripted LLM refused by the server).
 The Report (replay_report.py) says where it left the recording (ok, diverged_at, part, diffs).
 """
 
@@ -43,6 +47,15 @@ OBSERVATION_FIELDS = {
 }
 VOLATILE_APPROVAL_FIELDS = ("token", "expires_at")  # new on every run; the diff is what must match
 # The LLM error codes a scripted fault reproduces: the HTTP status the server's provider call meets
+# What to do when the server refuses replay's own requests, by the error's code
+REMEDIES = {
+    "api_base_not_allowed": "it must let a request name replay's scripted LLM on this machine ({llm}): "
+    "set REACTSTEP_LLM_API_BASE_ALLOWLIST='[\"http://127.0.0.1:*\"]' where it runs, or replay without "
+    "--server and REACTSTEP_SERVER (a server in this process allows it)",
+    "provider_not_allowed": "replay's scripted LLM is an OpenAI-compatible model (openai/replay): it must "
+    "allow the provider `openai` (REACTSTEP_LLM_ALLOWED_PROVIDERS)",
+    "unauthorized": "set REACTSTEP_CLIENT_API_KEY to a service key of that server",
+}
 FAULT_STATUS = {
     "llm_timeout": 408,
     "llm_unavailable": 503,
@@ -115,6 +128,8 @@ def replay(
     report = Report(ok=False, format=int(header.get("version", TRACE_VERSION)), steps=0)
     strict = _strictness(header, recorded_mode, llm_config.get("tool_calling"), report.notes)
     comparer = _Comparer(records[1:], strict, question, from_step if live is not None else None, live)
+    if live is not None and from_step == 0:
+        question.llm_config = comparer.live_config()  # no step is replayed: the live LLM answers the first
     local = LocalSide(run_tool, approve=comparer.decision(approve), listeners=[comparer])
     try:
         with Client(server_url, api_key) as client:
@@ -130,9 +145,13 @@ def replay(
         report.steps = comparer.step
         report.diverged_at, report.part, report.message = diverged.step, diverged.part, diverged.message
         report.diffs = diverged.diffs
+        if (remedy := REMEDIES.get(comparer.replayed_error or "")) is not None:
+            report.notes.append(
+                f"the server at {server_url} refused replay's own request: {remedy.format(llm=llm.base_url)}"
+            )
         return report
     report.ok, report.steps, report.status = True, outcome.steps, outcome.status
-    report.live_from = comparer.live_from
+    report.live_from, report.live_tool_calling = comparer.live_from, comparer.live_mode()
     return report
 
 
@@ -171,6 +190,13 @@ def _compared(response: dict[str, Any], name: str) -> Any:
     return value
 
 
+def _said(kind: str, response: dict[str, Any]) -> str:
+    """A replayed call as the verdict names it: a step error with its status, code and message."""
+    if kind != "step_error":
+        return kind
+    return f"step_error {response.get('status')} {response.get('code')}: {response.get('message')}"
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=1, sort_keys=True) + "\n"
 
@@ -196,9 +222,15 @@ class _Comparer:
         self.step = 0
         self.live_from: int | None = None
         self.ended_in: str | None = None  # the error code of a recorded step_error the replay met too
+        self.replayed_error: str | None = None  # the code of an error the replay met where it diverged
+        self._live_modes: list[str] = []  # the tool-calling mode each live step ran in
 
     def _compared_now(self) -> bool:
         return self.live_from is None
+
+    def live_mode(self) -> str | None:
+        """The tool-calling mode the live steps ran in ("text", "native", or both as "text, native")."""
+        return ", ".join(sorted(set(self._live_modes))) or None
 
     def finished(self, steps: int) -> None:
         """The run ended: every recorded call must have been reached (unless the live LLM took over)."""
@@ -227,25 +259,41 @@ class _Comparer:
             if self._from_step is not None and self.step == self._from_step + 1:
                 self.live_from = self.step
         if not self._compared_now():
+            if kind == "react_step" and response.get("tool_calling"):
+                self._live_modes.append(str(response["tool_calling"]))
             return
         self._position += 1
         if self._position > len(self._expected):
             raise Diverged(self.step, "end", f"{kind} is past the end of the recording", [])
         record = self._expected[self._position - 1]
+        if kind == "step_error":
+            self.replayed_error = str(response.get("code"))
         if record["kind"] != kind:
-            message = f"recorded {record['kind']}, replayed {kind}"
+            message = f"recorded {record['kind']}, replayed {_said(kind, response)}"
             diffs = [PartDiff(part="call", diff=unified("call", record["kind"], kind))]
             raise Diverged(self.step, "call", message, diffs)
         if kind == "step_error":
-            self._check_fields(record["response"], response, ("code",), "error")
+            self._check_error(record["response"], response)
             self.ended_in = response["code"]
         elif kind == "react_step":
             self._check_llm_request(record["response"], response)
             self._check_fields(record["response"], response, ANSWER_FIELDS, "answer")
             if self.step == self._from_step and self._live is not None:
-                self._question.llm_config = dict(self._live)  # the next step asks the live LLM
+                self._question.llm_config = self.live_config()  # the next step asks the live LLM
         else:
             self._check_fields(record["response"], response, OBSERVATION_FIELDS[kind], "observation")
+
+    def live_config(self) -> dict[str, Any]:
+        """The replayed llm config (sampling, reply format, tool-calling mode) with the live model: the
+        server's default LLM, or the one `live` names, instead of replay's scripted one."""
+        replayed = {k: v for k, v in self._question.llm_config.items() if k not in ("model", "api_base")}
+        return replayed | dict(self._live or {})
+
+    def _check_error(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:
+        if recorded.get("code") != replayed.get("code"):
+            message = f"recorded {recorded.get('code')}, replayed {_said('step_error', replayed)}"
+            diff = unified("code", _text(recorded.get("code")), _text(replayed.get("code")))
+            raise Diverged(self.step, "error", message, [PartDiff(part="code", diff=diff)])
 
     def _check_llm_request(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:
         if not self._strict or "llm_request" not in recorded:

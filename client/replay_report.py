@@ -11,6 +11,7 @@ and the unified diffs it holds.
      "diffs": [{"part": "system prompt", each part that differed, with its unified diff
                 "diff": "--- recorded\\n+++ replayed\\n@@ ..."}],
      "status": "done", "live_from": null, how the replayed run ended; the first step a live LLM answered
+     "live_tool_calling": null,          the tool-calling mode the live steps ran in (text, native)
      "notes": ["..."]}                   what was not compared, and why
 
 Reading one, keys it does not know are ignored, so a later replay may say more.
@@ -48,6 +49,7 @@ class Report(BaseModel):
     diffs: list[PartDiff] = []
     status: str | None = None  # how the replayed run ended
     live_from: int | None = None  # the first step the live LLM answered
+    live_tool_calling: str | None = None  # the tool-calling mode the live steps ran in
     notes: list[str] = []  # what was not compared, and why
 
     def to_json(self) -> dict[str, Any]:
@@ -59,7 +61,8 @@ class Report(BaseModel):
         if self.ok:
             lines = [f"replay matched: {self.status} after {self.steps} steps"]
             if self.live_from is not None:
-                lines[0] += f" (the live LLM answered from step {self.live_from})"
+                mode = f", in {self.live_tool_calling} mode" if self.live_tool_calling else ""
+                lines[0] += f" (the live LLM answered from step {self.live_from}{mode})"
         else:
             lines = [f"replay diverged at step {self.diverged_at}: {self.message}"]
             others = [diff.part for diff in self.diffs[1:]]

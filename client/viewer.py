@@ -2,8 +2,9 @@
 
 trace.jsonl ─► read_trace (tolerant: a torn last line or another trace version is a warning)
             ─► steps: one per react_step, with the calls that followed it (execute_action,
-               client_action, approval) — only what the page shows (no conversation history,
-               no approval tokens)
+               client_action, approval), and one per step_error (a step answered with an error:
+               its status, code and message, a card of its own) — only what the page shows (no
+               conversation history, no approval tokens)
 report.json ─► Report (replay_report.py), optional: the diverging step is marked
 viewer_page.html ─► the page: the data embedded as JSON (`<` escaped, so no `</script>` can end it),
                a Content-Security-Policy of default-src 'none' with the page's own style and
@@ -75,8 +76,9 @@ def read_report(path: Path) -> Report:
 
 
 def steps_of(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """One entry per react_step (1-based `n`), holding the calls that belong to it (by their `step`,
-    else the last step before them); and the texts the LLM was asked, each once, by their sha256."""
+    """One entry per react_step or step_error (1-based `n`, as replay counts steps), a react_step
+    holding the calls that belong to it (by their `step`, else the last step before them); and the
+    texts the LLM was asked, each once, by their sha256."""
     steps: list[dict[str, Any]] = []
     texts: dict[str, str] = {}
     for record in records[1:]:
@@ -84,11 +86,20 @@ def steps_of(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[
         response = record.get("response") or {}
         if kind == "react_step":
             steps.append(_step(len(steps) + 1, response, record.get("at_ms"), texts))
+        elif kind == "step_error":
+            failed = {"status": "step_error", "error": _error_line(response)}
+            steps.append(_step(len(steps) + 1, failed, record.get("at_ms"), texts))
         elif steps:
             owner = record.get("step")
             step = steps[owner - 1] if isinstance(owner, int) and 1 <= owner <= len(steps) else steps[-1]
             step["calls"].append(_call(str(kind), record.get("request") or {}, response))
     return steps, texts
+
+
+def _error_line(response: dict[str, Any]) -> str:
+    """A step error as the page says it: `503 llm_unavailable: message`, and how a stream ended."""
+    line = f"{response.get('status')} {response.get('code')}: {response.get('message')}"
+    return line + (" (an error event ended the stream)" if response.get("stream") else "")
 
 
 def _asked(llm_request: dict[str, Any], texts: dict[str, str]) -> list[dict[str, str]]:

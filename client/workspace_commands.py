@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from reactstep.client.config import ClientConfig
+from reactstep.client.exit_codes import OK, USAGE
 from reactstep.client.servers import server_for
 
 if TYPE_CHECKING:
     from reactstep.client.client import Client
 
-IN_PROCESS = "in-process"  # the server a folder's sync state names when no --server was given
+LOCAL = "in-process"  # the server a folder's sync state names for this data dir's (in this process or noted)
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
@@ -60,7 +61,7 @@ def _sync(args: argparse.Namespace) -> int:
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
-        return 2
+        return USAGE
     config = ClientConfig.from_env()
     options = SyncOptions(
         force=args.force,
@@ -71,15 +72,14 @@ def _sync(args: argparse.Namespace) -> int:
     )
     uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
     with ExitStack() as stack:
-        client = stack.enter_context(_client(stack, args, config))
+        server, client = _client(stack, args, config)
         stack.callback(indexing.finish)
         stack.callback(uploading.finish)
-        server = args.server or IN_PROCESS
         report = client.do(sync_folder(args.project, args.path, server, options, uploading, indexing))
     print(report.summary())
     if report.index is not None:
         print(index_summary(report.index))
-    return 0
+    return OK
 
 
 def index_summary(run: dict[str, Any]) -> str:
@@ -102,17 +102,20 @@ def _pull(args: argparse.Namespace) -> int:
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
-        return 2
+        return USAGE
     bar = ProgressBar("pulling")
     with ExitStack() as stack:
-        client = stack.enter_context(_client(stack, args, ClientConfig.from_env()))
+        server, client = _client(stack, args, ClientConfig.from_env())
         stack.callback(bar.finish)
-        report = client.do(pull_folder(args.project, args.path, args.server or IN_PROCESS, args.force, bar))
+        report = client.do(pull_folder(args.project, args.path, server, args.force, bar))
     print(report.summary())
-    return 0
+    return OK
 
 
-def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "Client":
+def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "tuple[str, Client]":
+    """The name the folder's sync state gives the server (its URL, or LOCAL), and a client of it."""
     from reactstep.client.client import Client
 
-    return Client(server_for(stack, args.server, config), config.api_key)
+    server = server_for(stack, args.server, config)
+    client = stack.enter_context(Client(server.url, config.api_key))
+    return LOCAL if server.local else server.url, client

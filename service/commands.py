@@ -69,7 +69,23 @@ def in_process_server(stack: ExitStack, overrides: Mapping[str, Any]) -> str:
             settings = settings.model_copy(update={"approval_secret": SecretStr(secrets.token_hex(32))})
         app = create_app(settings)
     server = stack.enter_context(BackgroundServer(app))
+    _say_errors()
     return server.url
+
+
+def _say_errors() -> None:
+    """In a command's process whose logging nothing configured: the server's errors (something broke in
+    it) as lines that name what happened; not its warnings, meant for operators (`llm gave up` after each
+    retried step), as the command's own answer says what failed (Python's last resort printed them bare)."""
+    from reactstep.service.log_format import CommandFormatter
+
+    own = logging.getLogger("reactstep")
+    if logging.getLogger().handlers or own.handlers:  # an application (or pytest) decides where lines go
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.ERROR)
+    handler.setFormatter(CommandFormatter())
+    own.addHandler(handler)
 
 
 def llm_problem(model: str | None) -> str | None:

@@ -6,6 +6,8 @@
                                      no field named as the head's keys, is spliced: the head encoded
                                      once per (level, logger, message), the fields alone
     TextFormatter.line(parts)        `ts level logger message key=value ...`
+    CommandFormatter.line(parts)     `server error: message (key=value, ...)`: a server in a
+                                     command's process, its lines among the command's own
 logs.log_line calls line() itself, with no record.
 """
 
@@ -122,6 +124,25 @@ class TextFormatter(LineFormatter):
         )
         line = f"{_timestamp(created)} {level_name:<7} {logger_name} {message}"
         line = f"{line} {pairs}" if pairs else line
+        return f"{line}\n{exception}" if exception is not None else line
+
+
+class CommandFormatter(LineFormatter):
+    """`server error: message (key=value, ...)`: what a server in a command's process says."""
+
+    def line(
+        self,
+        created: float,
+        level_name: str,
+        logger_name: str,
+        message: str,
+        request_id: str | None,
+        fields: dict[str, Any],
+        exception: str | None = None,
+    ) -> str:
+        """The parts a person at the command reads: the level, the message and its fields."""
+        pairs = ", ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
+        line = f"server {level_name.lower()}: {message}" + (f" ({pairs})" if pairs else "")
         return f"{line}\n{exception}" if exception is not None else line
 
 

@@ -3,8 +3,8 @@
     serve ─► another live process's note here? refuse (serving_owner) ─► bind the port (taken: fail,
         no note touched) ─► <data_dir>/server.json {"url", "pid"} while it runs (removed on exit,
         only while it is still this process's own)
-    index / sync / pull / ask without --server ─► running_server(data_dir): the URL when that process
-        is alive and answers /healthz; otherwise None (a stale note from a killed server is ignored)
+    every client command without --server or REACTSTEP_SERVER ─► the note's server, when that process
+        is alive and answers /healthz (client/servers.py; a stale note from a killed server is ignored)
 
 An embedded vector store belongs to one process, so a second server on the same data dir would fail;
 with this note the second shell of the quick start talks to the first one instead. The client reads the
@@ -19,10 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-import httpx
-
 NOTE = "server.json"
-HEALTH_TIMEOUT_S = 5.0  # a live server on a busy machine; a note whose process is gone costs nothing
 # A wildcard bind is reached on loopback from this machine.
 _LOOPBACK_FOR = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
@@ -61,18 +58,6 @@ def serving_owner(data_dir: Path) -> tuple[str, int] | None:
     if pid == os.getpid() or not _alive(pid):
         return None
     return url, pid
-
-
-def running_server(data_dir: Path) -> str | None:
-    """The URL of a live server serving this data dir, or None."""
-    if (owner := serving_owner(data_dir)) is None:
-        return None
-    url = owner[0]
-    try:
-        answered = httpx.get(f"{url}/healthz", timeout=HEALTH_TIMEOUT_S, follow_redirects=False)
-    except httpx.HTTPError:
-        return None
-    return url if answered.status_code == 200 else None
 
 
 def _alive(pid: int) -> bool:

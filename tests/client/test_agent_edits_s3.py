@@ -100,6 +100,7 @@ def test_grep_define_read_edit_approve_writes_once_and_replays(
     capsys.readouterr()
     assert main(["replay", str(trace), "--server", url]) == 1
     assert capsys.readouterr().err == (
+        f"using the server at {url} (--server)\n"
         "error: the trace started from version 2 of project 'demo'; it is now at version 3, and 1 "
         "file(s) differ from what they were then: src/app.py. Bring them back (e.g. sync a folder "
         "holding the files of then: `reactstep sync DIR --project demo --force`) and replay again, or "
@@ -119,6 +120,7 @@ def test_grep_define_read_edit_approve_writes_once_and_replays(
     replayed = capsys.readouterr()
     assert "replay matched: final_answer after 5 steps" in replayed.out
     assert replayed.err == (
+        f"using the server at {url} (--server)\n"
         "note: project 'demo' is at version 4, not 2, but every file changed since holds the bytes it "
         "held then\n"
     )

@@ -1,23 +1,27 @@
 """The client installs and runs without the server: importing it (and building the CLI) loads none of the
 server's heavy libraries, and a fresh venv holding only `pip install ./client` runs the command (sync,
-index, the stdio MCP relay) and the library against a real server on 127.0.0.1.
+index, the stdio MCP relay, ask and replay against a `reactstep serve` it finds by its note) and the
+library against a real server on 127.0.0.1. Installing the client leaves nothing in the checkout.
 
 The fresh venv is cached under .cache/client-venv/<hash of client/pyproject.toml's dependencies and the
 Python version>, so only the first run downloads the client's dependencies from the package registry; each
-run installs the checkout's client code in it again (built from a copy, so the checkout gets no build
-files).
+run installs the checkout's client code in it again, straight from client/ (its build backend builds in
+a copy of it).
 """
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from reactstep.client.scripted_llm import ScriptedLLMServer
+from tests.served import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "client-venv"
@@ -37,6 +41,10 @@ import sys
 heavy = {HEAVY!r}
 print(sorted(name for name in heavy if name in sys.modules))
 """
+REPLIES = [
+    'Thought: Let me read it.\nAction: read_file(file_path="src/app.py")',
+    "Thought: main returns 42.\nFinal Answer: `main()` returns 42.",
+]
 SEARCH = """
 import sys
 from reactstep.client import Client
@@ -96,14 +104,6 @@ def venv_key() -> str:
     return digest.hexdigest()[:16]
 
 
-def client_source(into: Path) -> Path:
-    """A copy of client/ and contract/ (so no build leaves files in the checkout); the client's folder."""
-    ignored = shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
-    shutil.copytree(ROOT / "client", into / "client", ignore=ignored)
-    shutil.copytree(ROOT / "contract", into / "contract", ignore=ignored)
-    return into / "client"
-
-
 def run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The command, run to the end; it must succeed."""
     arguments = [str(part) for part in command]
@@ -116,24 +116,14 @@ def run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.C
 def client_venv() -> Path:
     """A venv with only the client distribution, its code this checkout's."""
     venv = CACHE / venv_key()
-    with tempfile.TemporaryDirectory() as scratch:
-        source = client_source(Path(scratch))
-        if not (venv / "ready").exists():
-            shutil.rmtree(CACHE, ignore_errors=True)  # an older one is of no further use
-            run(sys.executable, "-m", "venv", venv)
-            run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", source)  # from the registry
-            (venv / "ready").touch()
-        # the checkout's code, built in isolation (setuptools from the registry, cached by pip after once)
-        run(
-            venv / "bin" / "python",
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--force-reinstall",
-            source,
-        )
+    source = ROOT / "client"
+    if not (venv / "ready").exists():
+        shutil.rmtree(CACHE, ignore_errors=True)  # an older one is of no further use
+        run(sys.executable, "-m", "venv", venv)
+        run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", source)  # from the registry
+        (venv / "ready").touch()
+    # the checkout's code, built in isolation (setuptools from the registry, cached by pip after once)
+    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", source)
     return venv
 
 
@@ -211,3 +201,66 @@ def test_the_client_alone_runs_against_a_real_server(client_venv: Path, url: str
     assert answers[1]["result"]["serverInfo"]["name"] == "reactstep"
     assert "read_file" in [tool["name"] for tool in answers[2]["result"]["tools"]]
     assert "2 |     return 42" in answers[3]["result"]["content"][0]["text"]
+
+
+def checkout_files() -> list[str]:
+    """What git sees in client/ and contract/ beyond the committed files, ignored ones included
+    (bytecode caches aside: Python's own, written by whatever imported the code)."""
+    listed = run(
+        "git", "-C", ROOT, "status", "--porcelain", "--ignored", "--untracked-files=all", "client", "contract"
+    )
+    return [line for line in listed.stdout.splitlines() if "__pycache__" not in line]
+
+
+def test_installing_the_client_leaves_nothing_in_the_checkout(client_venv: Path, tmp_path: Path) -> None:
+    before = checkout_files()
+    pip = [client_venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps"]
+    run(*pip, "--target", tmp_path / "site", ROOT / "client")
+    assert checkout_files() == before
+    assert not (ROOT / "client" / "build").exists()
+    assert list((ROOT / "client").glob("*.egg-info")) == []
+    installed = tmp_path / "site" / "reactstep"
+    assert sorted(path.name for path in installed.iterdir()) == ["client", "contract"]
+    assert (installed / "client" / "viewer_page.html").is_file()
+    assert not (installed / "client" / "build_backend").exists()
+
+
+def test_the_client_alone_replays_against_the_server_it_finds(client_venv: Path, tmp_path: Path) -> None:
+    """`reactstep serve` (the server package, in its own process) on a data dir; the client-only venv's
+    reactstep finds it by its note, asks with --record, and replays the trace there, then again through
+    REACTSTEP_SERVER from another data dir."""
+    reactstep = client_venv / "bin" / "reactstep"
+    env = client_env(tmp_path)
+    folder = tmp_path / "repo"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "app.py").write_text("def main():\n    return 42\n")
+    trace = tmp_path / "trace.jsonl"
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
+    with ScriptedLLMServer(REPLIES) as llm:
+        server_env = clean | {
+            "REACTSTEP_DATA_DIR": env["REACTSTEP_DATA_DIR"],
+            "HF_HUB_OFFLINE": "1",
+            "REACTSTEP_LLM_MODEL": "openai/scripted",
+            "REACTSTEP_LLM_API_BASE": llm.base_url,
+            "REACTSTEP_LLM_API_BASE_ALLOWLIST": '["http://127.0.0.1:*"]',  # replay's scripted LLM
+        }
+        with serving(server_env) as (url, _):
+            using = f"using the server running on {env['REACTSTEP_DATA_DIR']} at {url}\n"
+            synced = run(reactstep, "sync", folder, "--project", "demo", env=env)
+            assert synced.stderr == using
+            asked = run(
+                reactstep, "ask", "What does main return?", "--project", "demo", "--record", trace, env=env
+            )
+            assert (asked.stderr, asked.stdout.splitlines()[-1]) == (using, "final_answer after 2 steps")
+            replayed = run(reactstep, "replay", trace, env=env)
+            assert (replayed.stderr, replayed.stdout) == (
+                using,
+                "replay matched: final_answer after 2 steps\n",
+            )
+            elsewhere = env | {"REACTSTEP_DATA_DIR": str(tmp_path / "elsewhere"), "REACTSTEP_SERVER": url}
+            replayed = run(reactstep, "replay", trace, env=elsewhere)
+            assert (replayed.stderr, replayed.stdout) == (
+                f"using the server at {url} (REACTSTEP_SERVER)\n",
+                "replay matched: final_answer after 2 steps\n",
+            )
+    assert len(llm.requests) == 2  # the ask; each replay answered from its own scripted LLM

@@ -3,6 +3,8 @@ as a match: the real server on loopback, its LLM failing at step 2 with a 5xx, a
 cut short; the library's run and `reactstep ask --record` write the same line."""
 
 import json
+import os
+import subprocess
 from importlib.resources import files
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from reactstep.client.trace import load_trace
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore
+from tests.served import REACTSTEP
 
 UNAVAILABLE = Fault(503, message="upstream down", retry_after="0", sticky=True)  # retries meet it too
 
@@ -128,3 +131,25 @@ def test_ask_record_writes_the_error_and_reactstep_replay_matches_it(
     assert capsys.readouterr().out == "replay matched: llm_unavailable after 2 steps\n"
     report = json.loads(report_path.read_text())
     assert (report["ok"], report["steps"], report["status"]) == (True, 2, "llm_unavailable")
+
+
+def test_reactstep_replay_in_its_own_process_says_what_failed_not_a_bare_log_message(
+    server: str, llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    """The replayed error is matched and said by the verdict; the warnings of the server in the command's
+    process, meant for operators, are not printed (Python's last resort printed a bare `llm gave up`)."""
+    trace = tmp_path / "trace.jsonl"
+    record_failing(server, llm_server, trace, UNAVAILABLE)
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
+    env = clean | {"REACTSTEP_DATA_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1"}  # the store of `demo`
+    replayed = subprocess.run(
+        [REACTSTEP, "replay", str(trace), "--ignore-version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert (replayed.returncode, replayed.stdout) == (0, "replay matched: llm_unavailable after 2 steps\n")
+    assert replayed.stderr.splitlines() == [
+        f"running in this process on {tmp_path} (no --server, and no `reactstep serve` runs on it)"
+    ]

@@ -2,17 +2,25 @@
 or observation stops it at the right step with the right part and its diff; --from-step N --live."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from replay_helpers import SERVICE_KEY, Record
+from replay_helpers import SERVICE_KEY, Record, settings_for
 
 from reactstep.client.cli import main
 from reactstep.client.replay import recorded_replies, replay
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.client.trace import load_trace
+from reactstep.service.http.app import create_app
+from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore
 
+NATIVE_REPLIES = [
+    Reply("Let me see the layout.", (ToolCall("list_files", '{"path": "", "recursive": true}'),)),
+    Reply("The app is in src.", (ToolCall("read_file", '{"file_path": "src/app.py"}'),)),
+    "Thought: main returns 42.\nFinal Answer: `main()` returns 42.",
+]
 LINT = {"name": "lint", "description": "Check a file for style problems.", "parameters": {"type": "object"}}
 
 
@@ -107,6 +115,68 @@ def test_from_step_live_continues_with_the_configured_llm(
         "final_answer",
     )
     assert llm_server.requests[-1]["model"] == "scripted"
+
+
+def test_from_step_live_keeps_the_recorded_llm_config_and_says_the_mode(
+    record: Record,
+    server: str,
+    llm_server: ScriptedLLMServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A native-mode trace with its own sampling goes on natively, with that sampling, and says so."""
+    trace = record(NATIVE_REPLIES, llm={"tool_calling": "native", "temperature": 0.2})
+    llm_server.push("Thought: I know enough.\nFinal Answer: it returns 42, live.")
+    report_path = tmp_path / "report.json"
+    argv = [
+        "replay",
+        str(trace),
+        "--server",
+        server,
+        "--from-step",
+        "2",
+        "--live",
+        "--report",
+        str(report_path),
+    ]
+    assert main([*argv, "--ignore-version"]) == 0
+    assert capsys.readouterr().out == (
+        "replay matched: final_answer after 3 steps (the live LLM answered from step 3, in native mode)\n"
+    )
+    live_request = llm_server.requests[-1]
+    assert (live_request["model"], live_request["temperature"], "tools" in live_request) == (
+        "scripted",
+        0.2,
+        True,
+    )
+    report = json.loads(report_path.read_text())
+    assert (report["live_from"], report["live_tool_calling"]) == (3, "native")
+
+
+def test_a_server_that_refuses_the_replay_llm_is_named_with_what_to_do(
+    record: Record, llm_server: ScriptedLLMServer, local_store: LocalStore, tmp_path: Path
+) -> None:
+    """A server without replay's scripted LLM on its allowlist: the error, its code and the remedy."""
+    trace = record()
+    strict = settings_for(tmp_path / "strict", llm_server).model_copy(update={"llm_api_base_allowlist": []})
+    report_path = tmp_path / "report.json"
+    with BackgroundServer(create_app(strict, store=local_store)) as up:
+        argv = ["replay", str(trace), "--server", up.url, "--report", str(report_path), "--ignore-version"]
+        assert main(argv) == 1
+    report = json.loads(report_path.read_text())
+    assert (report["diverged_at"], report["part"], report["message"]) == (
+        1,
+        "call",
+        "recorded react_step, replayed step_error 403 api_base_not_allowed: llm_config.api_base is not on "
+        "this server's allowlist (REACTSTEP_LLM_API_BASE_ALLOWLIST)",
+    )
+    [note] = report["notes"]
+    assert re.sub(r"127\.0\.0\.1:\d+/v1", "127.0.0.1:PORT/v1", note) == (
+        f"the server at {up.url} refused replay's own request: it must let a request name replay's scripted "
+        "LLM on this machine (http://127.0.0.1:PORT/v1): set "
+        "REACTSTEP_LLM_API_BASE_ALLOWLIST='[\"http://127.0.0.1:*\"]' where it runs, or replay without "
+        "--server and REACTSTEP_SERVER (a server in this process allows it)"
+    )
 
 
 def test_a_format_1_trace_replays_without_the_hash_checks_said_once(record: Record, server: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel, SecretStr
 
 from reactstep.service import request_context
+from reactstep.service.log_format import CommandFormatter
 from reactstep.service.logs import JsonFormatter, TextFormatter, log_event, log_line, stamp_request_ids
 from reactstep.service.redaction import REDACTED, install_log_scrubber, remember_request_secrets
 from reactstep.service.request_context import RequestContext
@@ -108,3 +109,17 @@ def test_a_filter_or_another_handler_gets_the_record(logger: logging.Logger) -> 
         ("request", "req-1", FIELDS),
         ("request", "req-1", FIELDS),
     ]
+
+
+def test_a_command_line_names_the_level_the_message_and_its_fields(logger: logging.Logger) -> None:
+    """What a server in a command's process prints: no time or logger name, the fields in brackets."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(CommandFormatter())
+    logger.addHandler(handler)
+    log_event(logger, logging.ERROR, "index failed", project="demo", files=3, why=None)
+    log_event(logger, logging.ERROR, "store closed")
+    assert (
+        stream.getvalue()
+        == "server error: index failed (project=demo, files=3)\nserver error: store closed\n"
+    )

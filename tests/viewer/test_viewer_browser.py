@@ -222,3 +222,26 @@ def test_a_real_replay_report_marks_the_step_whose_observation_changed(browser: 
         line.text for line in marked.find_elements("css selector", ".divergence .del, .divergence .add")
     ]
     assert "-    2 |     return 42" in changed and "+    2 |     return 41" in changed
+
+
+def test_a_trace_that_holds_only_a_step_error_shows_it_as_a_card(browser: Any, tmp_path: Path) -> None:
+    session = {"kind": "session", "version": 2, "project_id": "demo", "session_id": "s", "user_query": "q"}
+    refused = {
+        "kind": "step_error",
+        "step": 1,
+        "request": {},
+        "response": {
+            "status": 403,
+            "code": "api_base_not_allowed",
+            "message": "not allowed",
+            "stream": False,
+        },
+    }
+    trace = tmp_path / "refused.jsonl"
+    trace.write_text(json.dumps(session) + "\n" + json.dumps(refused) + "\n")
+    assert main(["view", str(trace)]) == 0
+    opened(browser, tmp_path / "refused.html", 1280)
+    [card] = browser.find_elements("css selector", STEPS)
+    assert card.get_attribute("data-step") == "1"
+    assert card.find_element("css selector", ".badge.error").text == "step_error"
+    assert card.find_element("css selector", "pre").text == "403 api_base_not_allowed: not allowed"

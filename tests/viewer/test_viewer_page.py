@@ -160,3 +160,72 @@ def test_a_trace_cut_short_or_of_another_format_is_shown_with_a_warning(
         "line 4 is not JSON (a run cut short?); it is left out",
         "recorded with trace format 99, this viewer reads 1, 2: some parts may be missing",
     ]
+
+
+SESSION = {"kind": "session", "version": 2, "project_id": "demo", "session_id": "s", "user_query": "q"}
+READ = {
+    "kind": "react_step",
+    "request": {},
+    "response": {"status": "action_proposed", "action_details": {"tool_name": "read_file", "tool_args": {}}},
+}
+READ_ANSWER = {
+    "kind": "execute_action",
+    "step": 1,
+    "request": {"tool_name": "read_file"},
+    "response": {"observation": "42", "is_error": False},
+}
+REFUSED = {
+    "kind": "step_error",
+    "step": 2,
+    "request": {},
+    "response": {
+        "status": 403,
+        "code": "api_base_not_allowed",
+        "message": "llm_config.api_base is not on this server's allowlist",
+        "stream": False,
+    },
+}
+CUT = {
+    "kind": "step_error",
+    "step": 1,
+    "request": {},
+    "response": {"status": 200, "code": "llm_unavailable", "message": "the stream was cut", "stream": True},
+}
+
+
+@pytest.mark.parametrize(
+    ("records", "shown"),
+    [
+        (
+            [CUT],
+            [
+                (
+                    1,
+                    "step_error",
+                    "200 llm_unavailable: the stream was cut (an error event ended the stream)",
+                    0,
+                )
+            ],
+        ),
+        (
+            [READ, READ_ANSWER, REFUSED],
+            [
+                (1, "action_proposed", None, 1),
+                (
+                    2,
+                    "step_error",
+                    "403 api_base_not_allowed: llm_config.api_base is not on this server's allowlist",
+                    0,
+                ),
+            ],
+        ),
+    ],
+    ids=["only an error", "an error after a step"],
+)
+def test_a_step_error_is_a_step_of_its_own(
+    records: list[dict[str, Any]], shown: list[tuple[int, str, str | None, int]], tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps(record) + "\n" for record in [SESSION, *records]))
+    steps = page_data(trace)["steps"]
+    assert [(step["n"], step["status"], step["error"], len(step["calls"])) for step in steps] == shown
