@@ -33,6 +33,7 @@
         ├── LLMTimeout (504, llm_timeout)
         ├── StorageUnavailable (503, storage_unavailable)
         ├── VectorStoreUnavailable (503, vector_store_unavailable)
+        ├── EmbeddingUnavailable (503, embedding_unavailable)
         └── EmbeddingFailed (502, embedding_failed)
 
 Tool failures the model can fix are not errors here: they are observations with is_error true.
@@ -259,6 +260,13 @@ class StorageUnavailable(UpstreamError):
 class VectorStoreUnavailable(UpstreamError):
     status = 503
     code = "vector_store_unavailable"
+
+
+class EmbeddingUnavailable(UpstreamError):
+    """A remote embedding model that cannot be reached or answers 5xx (not the step's LLM)."""
+
+    status = 503
+    code = "embedding_unavailable"
 
 
 class EmbeddingFailed(UpstreamError):

@@ -1,16 +1,24 @@
 """A provider's failure, as litellm raises it, turned into our error tree once: class, status, retry hint.
 
+An embedding provider's failure is classified the same way but says so: the embedding model, where it
+was called, and the setting to check; one that cannot be reached or answers 5xx is
+embedding_unavailable, so it is never mistaken for the step's LLM.
+
 Never the key: the message is scrubbed of the key the call used before it is kept. An error body in
 the usual JSON shapes ({"error": {"message": ...}}, {"error": ...}, {"message": ...}, {"detail": ...})
-is cut to its message, as the OpenAI SDK did for the first ones; litellm's own route quotes it whole.
+is cut to its message, as the OpenAI SDK did for the first ones; litellm's own route quotes it whole,
+the SDK (which litellm's embeddings still call) as a Python dict.
 """
 
+import ast
 import json
 import re
+from dataclasses import dataclass
 
 from pydantic import SecretStr
 
 from reactstep.service.errors import (
+    EmbeddingUnavailable,
     LLMAuthFailed,
     LLMBadResponse,
     LLMRateLimited,
@@ -21,6 +29,15 @@ from reactstep.service.errors import (
 from reactstep.service.redaction import scrub_secret
 
 _QUOTED_BODY = re.compile(r"(?P<head>.*? - )(?P<body>\{.*\})\s*$", re.DOTALL)
+# The SDK's words before the body: the status is said already.
+_SDK_STATUS = re.compile(r" - Error code: \d+ - $")
+LITERAL_MAX = 20_000
+UNAVAILABLE_NAMES = (
+    "MidStreamFallbackError",
+    "APIConnectionError",
+    "ServiceUnavailableError",
+    "InternalServerError",
+)  # a provider's error body is a few hundred bytes; a larger one is left as it is
 
 
 def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
@@ -30,37 +47,113 @@ def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
     return error
 
 
+@dataclass(frozen=True)
+class EmbeddingEndpoint:
+    """What an embedding call was: its model, where it went, which setting chose that, its timeout."""
+
+    model: str
+    api_base: str | None
+    api_base_setting: str  # REACTSTEP_EMBEDDING_API_BASE, or the request's embedding_model_config.api_base
+    timeout_s: float
+
+    def __str__(self) -> str:
+        where = self.api_base or "its provider's endpoint"
+        return f"the embedding model {self.model} at {where}"
+
+
+def translate_embedding_error(
+    exc: Exception, api_key: SecretStr | None, endpoint: EmbeddingEndpoint
+) -> UpstreamError:
+    """Map an embedding call's exception as translate_error does, in words naming the embedding model."""
+    detail = _scrub(_readable(str(getattr(exc, "message", exc))), api_key)[:300]
+    kind, status = _kind(exc), getattr(exc, "status_code", None)
+    error: UpstreamError
+    if kind is LLMAuthFailed:
+        error = LLMAuthFailed(
+            f"{endpoint} refused the API key (HTTP {status}); "
+            "check user_api_keys.embeddingKey or REACTSTEP_EMBEDDING_API_KEY"
+        )
+    elif kind is LLMRateLimited:
+        error = LLMRateLimited(f"{endpoint} is rate limiting requests (HTTP 429); retry later")
+    elif kind is LLMTimeout:
+        error = LLMTimeout(
+            f"{endpoint} did not answer within {endpoint.timeout_s:g} s; "
+            "a slow model needs a larger REACTSTEP_LLM_TIMEOUT_S"
+        )
+    elif kind is LLMUnavailable and (refused := _connection_failure(exc)) is not None:
+        error = EmbeddingUnavailable(
+            f"{endpoint} cannot be reached ({_scrub(refused, api_key)}); "
+            f"start its server, or set {endpoint.api_base_setting} to where it runs"
+        )
+    elif kind is LLMUnavailable:
+        error = EmbeddingUnavailable(f"{endpoint} is unavailable (HTTP {status}): {detail}; retry later")
+    else:
+        error = LLMBadResponse(f"{endpoint} rejected the call (HTTP {status}): {detail}")
+    error.retry_after_s = _retry_after(exc)
+    return error
+
+
 def _classify(exc: Exception, detail: str) -> UpstreamError:
-    name = type(exc).__name__
-    status = getattr(exc, "status_code", None)
-    if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
+    kind, status = _kind(exc), getattr(exc, "status_code", None)
+    if kind is LLMAuthFailed:
         return LLMAuthFailed(f"the LLM provider refused the API key (HTTP {status})")
-    if name == "RateLimitError" or status == 429:
+    if kind is LLMRateLimited:
         return LLMRateLimited("the LLM provider is rate limiting requests (HTTP 429)")
-    if name in ("Timeout", "APITimeoutError") or status == 408:
+    if kind is LLMTimeout:
         return LLMTimeout("the LLM did not answer before the deadline")
-    if name == "MidStreamFallbackError":
+    if type(exc).__name__ == "MidStreamFallbackError":
         return LLMUnavailable("the LLM stream broke off before its end")
-    if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError") or (
-        isinstance(status, int) and status >= 500
-    ):
+    if kind is LLMUnavailable:
         return LLMUnavailable(f"the LLM provider is unavailable (HTTP {status}): {detail}")
     return LLMBadResponse(f"the LLM provider rejected the call (HTTP {status}): {detail}")
 
 
+def _kind(exc: Exception) -> type[UpstreamError]:
+    """Which of our errors a provider's exception is, by litellm's class name or the HTTP status."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if name in ("AuthenticationError", "PermissionDeniedError") or status in (401, 403):
+        return LLMAuthFailed
+    if name == "RateLimitError" or status == 429:
+        return LLMRateLimited
+    if name in ("Timeout", "APITimeoutError") or status == 408:
+        return LLMTimeout
+    if name in UNAVAILABLE_NAMES or (isinstance(status, int) and status >= 500):
+        return LLMUnavailable
+    return LLMBadResponse
+
+
+def _connection_failure(exc: BaseException) -> str | None:
+    """The socket's own words when no connection was made (litellm calls that HTTP 500), else None."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and cause not in chain:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    failures = [
+        str(cause) for cause in chain if isinstance(cause, OSError) and not isinstance(cause, TimeoutError)
+    ]
+    return failures[0] if failures else None
+
+
 def _readable(text: str) -> str:
-    """litellm's message with a JSON error body at its end cut to the body's own message."""
+    """litellm's message with an error body at its end (JSON, or the SDK's dict) cut to its message."""
     quoted = _QUOTED_BODY.match(text)
     if quoted is None:
         return text.removesuffix(" - ")  # an empty body
     try:
         body = json.loads(quoted["body"])
     except ValueError:
+        try:  # literals only, never code; a body past any error message's size is left as it is
+            body = ast.literal_eval(quoted["body"]) if len(quoted["body"]) <= LITERAL_MAX else None
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return text
+    if not isinstance(body, dict):
         return text
     error = body.get("error", body)
     for message in (error.get("message") if isinstance(error, dict) else error, body.get("detail")):
         if isinstance(message, str):
-            return quoted["head"] + message
+            return _SDK_STATUS.sub(" - ", quoted["head"]) + message
     return text
 
 

@@ -236,3 +236,44 @@ def test_readyz_names_only_the_unhealthy_dependency(
     sick = make_client(llm_api_base=f"{DEAD}/v1").get("/readyz")
     assert sick.status_code == 503
     assert sick.json()["checks"] == {"storage": "ok", "llm": "unavailable: [Errno 111] Connection refused"}
+
+
+EMBEDDING_DOWN = (
+    "the embedding model openai/embedder at {base} cannot be reached ([Errno 111] Connection refused); "
+    "start its server, or set {setting} to where it runs"
+)
+
+
+@pytest.mark.parametrize("chosen_by", ["REACTSTEP_EMBEDDING_API_BASE", "embedding_model_config.api_base"])
+def test_an_embedding_model_that_is_down_is_named_not_taken_for_the_llm(
+    make_client: Callable[..., TestClient], chosen_by: str
+) -> None:
+    base = f"{DEAD}/v1"
+    if chosen_by == "REACTSTEP_EMBEDDING_API_BASE":
+        client = make_client(embedding_model="openai/embedder", embedding_api_base=base)
+        config: dict[str, Any] = {}
+    else:
+        client = make_client(llm_api_base_allowlist=[DEAD])
+        config = {"embedding_model_config": {"model": "openai/embedder", "api_base": base}}
+    index = client.post("/api/projects/demo/index", json=config)
+    search = client.post(EXECUTE, json={**SEARCH, **config})
+    for path, response in (("/api/projects/demo/index", index), (EXECUTE, search)):
+        assert_documented(path, response, 503, "embedding_unavailable")
+        assert response.json()["error"]["message"] == EMBEDDING_DOWN.format(base=base, setting=chosen_by)
+
+
+def test_an_embedding_model_that_stalls_names_itself_and_the_timeout(
+    make_client: Callable[..., TestClient], black_hole: BlackHole
+) -> None:
+    base = f"{black_hole.url}/v1"
+    client = make_client(embedding_model="openai/embedder", embedding_api_base=base, llm_timeout_s=0.3)
+    response = client.post("/api/projects/demo/index")
+    assert (response.status_code, response.json()["error"]) == (
+        504,
+        {
+            "code": "llm_timeout",
+            "message": f"the embedding model openai/embedder at {base} did not answer within 0.3 s; "
+            "a slow model needs a larger REACTSTEP_LLM_TIMEOUT_S",
+            "request_id": response.headers["x-request-id"],
+        },
+    )
