@@ -92,6 +92,15 @@ class ValidationFailed(BadRequest):
     status = 422
     code = "validation_failed"
 
+    @classmethod
+    def naming(cls, details: list[dict[str, str]], total: int | None = None) -> "ValidationFailed":
+        """A 422 for fields that do not match the schema, its message naming each (a client that
+        shows only the message, as the CLI does, still says what to fix); `total`: the problems
+        found, when `details` holds only the first of them."""
+        more = f" (the first {len(details)} of {total} problems)" if total and total > len(details) else ""
+        named = "; ".join(f"{detail['field']}: {detail['message']}" for detail in details)
+        return cls(f"the request body does not match the schema{more}: {named}", details=details)
+
 
 class PayloadTooLarge(BadRequest):
     status = 413
