@@ -88,7 +88,7 @@ class LiteLLMGateway:
                 if text := delta_text(chunk):
                     yield text
         except Exception as exc:
-            raise translate_error(exc, request.api_key) from exc
+            raise translate_error(exc, request) from exc
         finally:
             await response.aclose()
         # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
@@ -114,12 +114,12 @@ async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
         return await litellm.acompletion(**_call_arguments(request, _async_handler), **extra), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
-            raise translate_error(exc, request.api_key) from exc
+            raise translate_error(exc, request) from exc
     try:
         arguments = _call_arguments(replace(request, stop=()), _async_handler)
         return await litellm.acompletion(**arguments, **extra), True
     except Exception as exc:
-        raise translate_error(exc, request.api_key) from exc
+        raise translate_error(exc, request) from exc
 
 
 def _own_event_loop() -> None:
@@ -149,11 +149,11 @@ def _complete_sync(litellm: Any, request: LLMRequest) -> tuple[Any, bool]:
         return litellm.completion(**_call_arguments(request, _sync_handler)), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
-            raise translate_error(exc, request.api_key) from exc
+            raise translate_error(exc, request) from exc
     try:
         return litellm.completion(**_call_arguments(replace(request, stop=()), _sync_handler)), True
     except Exception as exc:
-        raise translate_error(exc, request.api_key) from exc
+        raise translate_error(exc, request) from exc
 
 
 def _rejects_stop(exc: Exception) -> bool:

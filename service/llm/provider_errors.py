@@ -1,8 +1,9 @@
 """A provider's failure, as litellm raises it, turned into our error tree once: class, status, retry hint.
 
-An embedding provider's failure is classified the same way but says so: the embedding model, where it
-was called, and the setting to check; one that cannot be reached or answers 5xx is
-embedding_unavailable, so it is never mistaken for the step's LLM.
+A provider that cannot be reached at all (litellm says HTTP 500 for a refused connection) is said to
+be so, with the model and the api_base. An embedding provider's failure is classified the same way
+but says so: the embedding model, where it was called, and the setting to check; one that cannot be
+reached or answers 5xx is embedding_unavailable, so it is never mistaken for the step's LLM.
 
 Never the key: the message is scrubbed of the key the call used before it is kept. An error body in
 the usual JSON shapes ({"error": {"message": ...}}, {"error": ...}, {"message": ...}, {"detail": ...})
@@ -26,6 +27,7 @@ from reactstep.service.errors import (
     LLMUnavailable,
     UpstreamError,
 )
+from reactstep.service.llm.protocol import LLMRequest
 from reactstep.service.redaction import scrub_secret
 
 _QUOTED_BODY = re.compile(r"(?P<head>.*? - )(?P<body>\{.*\})\s*$", re.DOTALL)
@@ -40,9 +42,17 @@ UNAVAILABLE_NAMES = (
 )  # a provider's error body is a few hundred bytes; a larger one is left as it is
 
 
-def translate_error(exc: Exception, api_key: SecretStr | None) -> UpstreamError:
+def translate_error(exc: Exception, request: LLMRequest) -> UpstreamError:
     """Map a litellm/provider exception to our error tree, with a message free of the key."""
-    error = _classify(exc, _scrub(_readable(str(getattr(exc, "message", exc))), api_key)[:300])
+    if _kind(exc) is LLMUnavailable and (refused := _connection_failure(exc)) is not None:
+        where = request.api_base or "its provider's endpoint"
+        error: UpstreamError = LLMUnavailable(
+            f"the LLM {request.model} at {where} cannot be reached ({_scrub(refused, request.api_key)}); "
+            "start its server, or check the api_base (llm_config.api_base or REACTSTEP_LLM_API_BASE)"
+        )
+    else:
+        detail = _scrub(_readable(str(getattr(exc, "message", exc))), request.api_key)[:300]
+        error = _classify(exc, detail)
     error.retry_after_s = _retry_after(exc)
     return error
 
@@ -124,7 +134,8 @@ def _kind(exc: Exception) -> type[UpstreamError]:
 
 
 def _connection_failure(exc: BaseException) -> str | None:
-    """The socket's own words when no connection was made (litellm calls that HTTP 500), else None."""
+    """The socket's own words (the innermost OSError) when no connection was made, else None;
+    litellm reports that as an HTTP 500 that no server sent."""
     chain: list[BaseException] = []
     cause: BaseException | None = exc
     while cause is not None and cause not in chain:
@@ -133,7 +144,7 @@ def _connection_failure(exc: BaseException) -> str | None:
     failures = [
         str(cause) for cause in chain if isinstance(cause, OSError) and not isinstance(cause, TimeoutError)
     ]
-    return failures[0] if failures else None
+    return failures[-1] if failures else None
 
 
 def _readable(text: str) -> str:

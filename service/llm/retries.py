@@ -132,7 +132,8 @@ class Attempts:
             error = LLMTimeout(self.timed_out_message())
         if not self.retries:
             return error
-        final = type(error)(f"{error.message} (after {self.retries} retries)", details=error.details)
+        retries = "1 retry" if self.retries == 1 else f"{self.retries} retries"
+        final = type(error)(f"{error.message} (after {retries})", details=error.details)
         final.retry_after_s = error.retry_after_s
         return final
 

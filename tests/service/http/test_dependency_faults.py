@@ -5,6 +5,8 @@ Every back-end is a real protocol speaker on loopback (moto's S3 server, the scr
 port, or a black hole that accepts connections and never answers.
 """
 
+import json
+import re
 import socket
 import threading
 import time
@@ -209,8 +211,20 @@ def test_llm_that_is_down_or_stalls(
         assert elapsed < deadline_s + LOAD_SLACK_S
         if stream:
             assert response.status_code == 200 and f'"code":"{code}"' in response.text
+            message = json.loads(response.text.split("data: ", 1)[1])["error"]["message"]
         else:
             assert_documented(REACT, response, status, code)
+            message = response.json()["error"]["message"]
+        if where == "dead":  # no HTTP answer came: not litellm's "HTTP 500", and where it was called
+            refused = "Connect call failed ('127.0.0.1', 9)" if stream else "Connection refused"
+            assert re.fullmatch(
+                re.escape(
+                    f"the LLM openai/gpt-4o-mini at {base} cannot be reached ([Errno 111] {refused}); start "
+                    "its server, or check the api_base (llm_config.api_base or REACTSTEP_LLM_API_BASE)"
+                )
+                + r"( \(after (1 retry|[23] retries)\))?",
+                message,
+            ), message
     ready = client.get("/readyz").json()
     assert ready["checks"]["storage"] == "ok"
     assert ready["checks"]["llm"].startswith("unavailable: ")
