@@ -35,9 +35,10 @@ def check_pinned_version(session: dict[str, Any]) -> Op[str | None]:
         feed = yield from operations.changes(project_id, pinned)
     except Conflict as exc:  # 409: `since` is ahead of the project
         raise ProjectMoved(
-            f"the trace started from version {pinned} of project {project_id!r}, which is ahead of "
-            "the project now: it was deleted and created again. Sync the files the trace started "
-            f"from (`reactstep sync DIR --project {project_id} --force`), or pass --ignore-version"
+            f"the trace started from version {pinned} of project {project_id!r}, which this server's "
+            "project has not reached (another server's, or one deleted and created again). Sync the "
+            f"files the trace started from (`reactstep sync DIR --project {project_id} --force`), or "
+            "pass --ignore-version"
         ) from exc
     now, later = feed.version, feed.changes
     if not later:

@@ -33,6 +33,7 @@
         ├── LLMTimeout (504, llm_timeout)
         ├── StorageUnavailable (503, storage_unavailable)
         ├── VectorStoreUnavailable (503, vector_store_unavailable)
+        ├── EmbeddingUnavailable (503, embedding_unavailable)
         └── EmbeddingFailed (502, embedding_failed)
 
 Tool failures the model can fix are not errors here: they are observations with is_error true.
@@ -90,6 +91,15 @@ class InvalidJSON(BadRequest):
 class ValidationFailed(BadRequest):
     status = 422
     code = "validation_failed"
+
+    @classmethod
+    def naming(cls, details: list[dict[str, str]], total: int | None = None) -> "ValidationFailed":
+        """A 422 for fields that do not match the schema, its message naming each (a client that
+        shows only the message, as the CLI does, still says what to fix); `total`: the problems
+        found, when `details` holds only the first of them."""
+        more = f" (the first {len(details)} of {total} problems)" if total and total > len(details) else ""
+        named = "; ".join(f"{detail['field']}: {detail['message']}" for detail in details)
+        return cls(f"the request body does not match the schema{more}: {named}", details=details)
 
 
 class PayloadTooLarge(BadRequest):
@@ -261,6 +271,13 @@ class StorageUnavailable(UpstreamError):
 class VectorStoreUnavailable(UpstreamError):
     status = 503
     code = "vector_store_unavailable"
+
+
+class EmbeddingUnavailable(UpstreamError):
+    """A remote embedding model that cannot be reached or answers 5xx (not the step's LLM)."""
+
+    status = 503
+    code = "embedding_unavailable"
 
 
 class EmbeddingFailed(UpstreamError):

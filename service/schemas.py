@@ -33,5 +33,5 @@ def check_client_tools(request: ReactStepRequest) -> ReactStepRequest:
                 }
             )
     if problems:
-        raise ValidationFailed("the request body does not match the schema", details=problems)
+        raise ValidationFailed.naming(problems)
     return request

@@ -97,8 +97,10 @@ def render_results(query: str, passages: list[Passage], found: int, budget: int)
     when they would not fit (down to SNIPPET_MIN_LINES each); only then are the last hits left out.
 
     `found` is how many passages match (retrieval.RELEVANCE_FLOOR); the page still shows the best
-    ones asked for, and says how many of them are below the floor."""
-    room = budget - len(query) - 80  # the header and the closing line
+    ones asked for, and says how many of them are below the floor:
+    Found 1 result for "add" above the relevance floor, and 6 weaker ones below it (showing 7):"""
+    # Room for the passages: the budget less the longest header and closing line this page can have.
+    room = budget - len(_header(query, found, len(passages), SNIPPET_MAX_LINES)) - len(_more(found))
     for snippet_lines in SNIPPET_LINE_STEPS:
         blocks = [
             _render_passage(number, passage, snippet_lines) for number, passage in enumerate(passages, 1)
@@ -112,15 +114,30 @@ def render_results(query: str, passages: list[Passage], found: int, budget: int)
             break
         shown.append(block)
         used += len(block) + 2
-    header = f'Found {found} results for "{query}" (showing {len(shown)}'
-    if found < len(shown):
-        header += f", {len(shown) - found} of them below the relevance floor"
-    if any(len(passage.lines) > snippet_lines for passage in passages[: len(shown)]):
-        header += f"; snippets cut to {snippet_lines} lines to fit"
-    text = "\n\n".join([header + "):", *shown])
+    cut = any(len(passage.lines) > snippet_lines for passage in passages[: len(shown)])
+    text = "\n\n".join([_header(query, found, len(shown), snippet_lines if cut else None), *shown])
     if found > len(shown):
-        text += f"\n\n...and {found - len(shown)} more"
+        text += _more(found - len(shown))
     return text
+
+
+def _header(query: str, found: int, shown: int, cut_to: int | None) -> str:
+    header = f'Found {_results(found)} for "{query}"'
+    if found < shown:
+        below = shown - found
+        header += f" above the relevance floor, and {below} weaker {'one' if below == 1 else 'ones'} below it"
+    header += f" (showing {shown}"
+    if cut_to is not None:
+        header += f"; snippets cut to {cut_to} lines to fit"
+    return header + "):"
+
+
+def _more(count: int) -> str:
+    return f"\n\n...and {count} more"
+
+
+def _results(count: int) -> str:
+    return f"{count} result" if count == 1 else f"{count} results"
 
 
 def _render_passage(number: int, passage: Passage, snippet_lines: int = SNIPPET_MAX_LINES) -> str:

@@ -179,9 +179,7 @@ def refusal(errors: "list[ErrorDetails]") -> ValidationFailed:
             return TOO_LONG.get(field, ValidationFailed)(
                 message, details=[{"field": field, "message": message}]
             )
-    shown = describe_errors(errors[:MAX_DETAILS])
-    more = f" (the first {MAX_DETAILS} of {len(errors)} problems)" if len(errors) > MAX_DETAILS else ""
-    return ValidationFailed(f"the request body does not match the schema{more}", details=shown)
+    return ValidationFailed.naming(describe_errors(errors[:MAX_DETAILS]), len(errors))
 
 
 def describe_errors(errors: "list[ErrorDetails]") -> list[dict[str, str]]:

@@ -23,10 +23,16 @@ def resolve_embedder(
     if config and (config.model or request_base):
         field = "embedding_model_config.model"
         check_model(model, settings.llm_allowed_providers, field, request_base is not None)
-    api_base = settings.embedding_api_base
+    api_base, api_base_setting = settings.embedding_api_base, "REACTSTEP_EMBEDDING_API_BASE"
     if request_base:
-        check_api_base(request_base, settings.llm_api_base_allowlist, "embedding_model_config.api_base")
+        api_base_setting = "embedding_model_config.api_base"
+        check_api_base(request_base, settings.llm_api_base_allowlist, api_base_setting)
         api_base = request_base
     fallback = server_key(settings.embedding_api_key, model, settings.embedding_model, request_base)
-    key = keys.embeddingKey or fallback
-    return LiteLLMEmbedder(model, api_base=api_base, api_key=key, timeout_s=llm_timeout_s(settings, api_base))
+    return LiteLLMEmbedder(
+        model,
+        api_base=api_base,
+        api_key=keys.embeddingKey or fallback,
+        timeout_s=llm_timeout_s(settings, api_base),
+        api_base_setting=api_base_setting,
+    )

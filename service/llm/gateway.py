@@ -28,7 +28,11 @@ from reactstep.service.errors import (
 )
 from reactstep.service.llm.clients import async_handler, sync_handler, sync_openai_client
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message, ModelFacts
-from reactstep.service.llm.provider_errors import translate_error
+from reactstep.service.llm.provider_errors import (
+    EmbeddingEndpoint,
+    translate_embedding_error,
+    translate_error,
+)
 from reactstep.service.llm.replies import delta_text, reply_from
 from reactstep.service.llm.token_counts import TokenCounts
 
@@ -84,7 +88,7 @@ class LiteLLMGateway:
                 if text := delta_text(chunk):
                     yield text
         except Exception as exc:
-            raise translate_error(exc, request.api_key) from exc
+            raise translate_error(exc, request) from exc
         finally:
             await response.aclose()
         # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
@@ -116,12 +120,12 @@ async def _open(request: LLMRequest, **extra: Any) -> tuple[Any, bool]:
         return await litellm.acompletion(**_call_arguments(request, _async_handler), **extra), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
-            raise translate_error(exc, request.api_key) from exc
+            raise translate_error(exc, request) from exc
     try:
         arguments = _call_arguments(replace(request, stop=()), _async_handler)
         return await litellm.acompletion(**arguments, **extra), True
     except Exception as exc:
-        raise translate_error(exc, request.api_key) from exc
+        raise translate_error(exc, request) from exc
 
 
 def _own_event_loop() -> None:
@@ -151,11 +155,11 @@ def _complete_sync(litellm: Any, request: LLMRequest) -> tuple[Any, bool]:
         return litellm.completion(**_call_arguments(request, _sync_handler)), False
     except Exception as exc:
         if not (request.stop and _rejects_stop(exc)):
-            raise translate_error(exc, request.api_key) from exc
+            raise translate_error(exc, request) from exc
     try:
         return litellm.completion(**_call_arguments(replace(request, stop=()), _sync_handler)), True
     except Exception as exc:
-        raise translate_error(exc, request.api_key) from exc
+        raise translate_error(exc, request) from exc
 
 
 def _rejects_stop(exc: Exception) -> bool:
@@ -296,24 +300,25 @@ _TOKEN_COUNTS = TokenCounts(_litellm_count)
 
 
 def embed_texts(
-    model: str, texts: list[str], api_base: str | None, api_key: SecretStr | None, timeout_s: float
+    endpoint: EmbeddingEndpoint, texts: list[str], api_key: SecretStr | None
 ) -> list[list[float]]:
     """Embedding vectors from a litellm embedding model, one per text, in order."""
+    api_base, timeout_s = endpoint.api_base, endpoint.timeout_s
     arguments: dict[str, Any] = {
-        "model": model,
+        "model": endpoint.model,
         "input": texts,
         "timeout": timeout_s,
         "api_base": api_base,
         "num_retries": 0,  # litellm's own retry loop stays off; its OpenAI client still retries twice
     }
     arguments["api_key"] = api_key.get_secret_value() if api_key else "none"
-    if api_base and provider_of(model) == "openai":
+    if api_base and provider_of(endpoint.model) == "openai":
         arguments["client"] = sync_openai_client(api_base, arguments["api_key"], timeout_s)
     try:
         response = _import_litellm().embedding(**arguments)
         data = sorted(response.data, key=lambda item: item["index"])
         return [[float(value) for value in item["embedding"]] for item in data]
     except (KeyError, TypeError, AttributeError) as exc:
-        raise LLMBadResponse("the embedding provider returned no vectors") from exc
+        raise LLMBadResponse(f"{endpoint} returned no vectors") from exc
     except Exception as exc:
-        raise translate_error(exc, api_key) from exc
+        raise translate_embedding_error(exc, api_key, endpoint) from exc

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pydantic import SecretStr
 
 from reactstep.service.llm.gateway import embed_texts
+from reactstep.service.llm.provider_errors import EmbeddingEndpoint
 
 BATCH = 64
 
@@ -14,18 +15,22 @@ class LiteLLMEmbedder:
     """Embeds through a provider; the dimension is learnt from the first vectors it returns."""
 
     def __init__(
-        self, model: str, *, api_base: str | None, api_key: SecretStr | None, timeout_s: float
+        self,
+        model: str,
+        *,
+        api_base: str | None,
+        api_key: SecretStr | None,
+        timeout_s: float,
+        api_base_setting: str = "REACTSTEP_EMBEDDING_API_BASE",
     ) -> None:
-        self._model = model
-        self._api_base = api_base
+        self._endpoint = EmbeddingEndpoint(model, api_base, api_base_setting, timeout_s)
         self._api_key = api_key
-        self._timeout_s = timeout_s
         self._dimension: int | None = None
 
     @property
     def model_name(self) -> str:
         """The litellm model name."""
-        return self._model
+        return self._endpoint.model
 
     @property
     def dimension(self) -> int:
@@ -49,7 +54,7 @@ class LiteLLMEmbedder:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start : start + BATCH])
-            raw = embed_texts(self._model, batch, self._api_base, self._api_key, self._timeout_s)
+            raw = embed_texts(self._endpoint, batch, self._api_key)
             vectors.extend(_normalised(vector) for vector in raw)
         if vectors:
             self._dimension = len(vectors[0])

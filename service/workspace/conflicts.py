@@ -12,13 +12,21 @@ from reactstep.service.errors import Conflict
 from reactstep.service.runtime import Runtime
 
 
-def refuse_ahead(name: str, value: int | None, project_id: str, version: int) -> None:
-    """409 for a base_version / since ahead of the project: it was deleted and created again."""
+def refuse_ahead(name: str, value: int | None, project_id: str, version: int, remedy: str) -> None:
+    """409 for a base_version / since ahead of the project, with `remedy`: what to send instead.
+
+    The server cannot tell why (a wrong number, a project deleted and created again, another
+    server): nothing of a deleted project is kept, so the message says only what it knows."""
     if value is not None and value > version:
-        raise Conflict(
-            f"{name} {value} is ahead of project {project_id!r} (version {version}); it was deleted "
-            f"and created again, so sync from scratch (base_version null)"
-        )
+        raise Conflict(f"{name} {value}: {ahead_of_project(value, project_id, version)}; {remedy}")
+
+
+def ahead_of_project(asked: int, project_id: str, version: int) -> str:
+    """A version the project has not reached, said with the one it has and where to read it."""
+    return (
+        f"project {project_id!r} has no version {asked} yet; its latest is version {version} "
+        f"(GET /api/projects/{project_id})"
+    )
 
 
 def unseen_tool_changes(

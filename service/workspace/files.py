@@ -7,7 +7,7 @@ stored and the answer's `index_state` reads `stale` until POST .../index.
 
 Checked before a change, in this order, and nothing is stored when one fails:
     Content-Digest not the body's             ──► 400 digest_mismatch
-    base_version ahead of the project         ──► 409 conflict (it was deleted and created again)
+    base_version ahead of the project         ──► 409 conflict (no such version yet: its latest)
     If-None-Match: * / If-Match do not hold   ──► 412 precondition_failed, naming the current ETag
     a tool's change after base_version that
     the path still holds (conflicts.py)       ──► 409 conflict, unless If-Match names the path's
@@ -33,6 +33,7 @@ from reactstep.tools.store.objects import ObjectInfo, file_path
 
 ANY = "*"
 PUT_ATTEMPTS = 8  # writers racing for one file: each attempt re-reads it and checks again
+BASE_VERSION_REMEDY = "send the project version your copy of the file was read at"
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def put_file(
     head = require_project(project_id, runtime)
     path = _file_path(raw_path)
     _check_digests(path, data, when.digests)
-    refuse_ahead("base_version", when.base_version, project_id, head.version)
+    refuse_ahead("base_version", when.base_version, project_id, head.version, BASE_VERSION_REMEDY)
     digest = hashlib.sha256(data).hexdigest()
     store = JournaledStore(runtime.store, runtime.projects, "sync")
     with translated_backend_errors():
@@ -117,7 +118,7 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
     """Delete the file, or 404 file_not_found when there is none."""
     head = require_project(project_id, runtime)
     path = _file_path(raw_path)
-    refuse_ahead("base_version", when.base_version, project_id, head.version)
+    refuse_ahead("base_version", when.base_version, project_id, head.version, BASE_VERSION_REMEDY)
     with translated_backend_errors():
         current = _existing(project_id, path, runtime)
         _check(path, current, when, project_id, runtime)

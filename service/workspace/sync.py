@@ -34,7 +34,8 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
     _check_manifest(request.files)
     head = require_project(project_id, runtime)
     base = request.base_version
-    refuse_ahead("base_version", base, project_id, head.version)
+    remedy = "send the version of your last sync, or base_version null to compare every file"
+    refuse_ahead("base_version", base, project_id, head.version, remedy)
     with translated_backend_errors():
         listed = runtime.projects.tagged_hashes(project_id)
         server = {path: digest for path, (_, digest) in listed.items()}
@@ -73,7 +74,9 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
 def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesResponse:
     """Every change after version `since`, oldest first."""
     head = require_project(project_id, runtime)
-    refuse_ahead("since", since, project_id, head.version)
+    refuse_ahead(
+        "since", since, project_id, head.version, f"ask for the changes since {head.version} or earlier"
+    )
     with translated_backend_errors():
         version, changes = runtime.projects.changes_since(project_id, since)
     return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from reactstep.service.errors import Conflict, FileNotFound, VersionNotFound
 from reactstep.service.runtime import Runtime
+from reactstep.service.workspace.conflicts import ahead_of_project
 from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project, valid_path
 from reactstep.tools.errors import VersionNotKept, WriteBusy
@@ -43,10 +44,7 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
     with valid_path():
         path = file_path(raw_path)
     if version > head.version:
-        raise Conflict(
-            f"version {version} is ahead of project {project_id!r} (version {head.version}); it was "
-            "deleted and created again, so sync from scratch"
-        )
+        raise Conflict(ahead_of_project(version, project_id, head.version))
     with translated_backend_errors():
         try:
             digest = sha256_at(runtime.store, runtime.projects, project_id, path, version)

@@ -212,3 +212,20 @@ def test_a_smaller_step_budget_diverges_in_the_message_that_says_it_is_the_last_
     assert report.diffs[0].diff.startswith("--- recorded message 3\n+++ replayed message 3\n@@")
     assert "\n+This is your last step: you cannot use another tool." in report.diffs[0].diff
     assert report.explain().startswith("replay diverged at step 2: the LLM was asked another message 3\n")
+
+
+def test_a_trace_from_a_version_the_project_never_reached_says_what_is_known(
+    record: Record, server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = record()
+    lines = trace.read_text().splitlines()
+    session = json.loads(lines[0])
+    session["project_version"] = 999
+    trace.write_text("\n".join([json.dumps(session), *lines[1:]]) + "\n")
+    capsys.readouterr()
+    assert main(["replay", str(trace), "--server", server]) == 1
+    assert capsys.readouterr().err == (
+        "error: the trace started from version 999 of project 'demo', which this server's project has "
+        "not reached (another server's, or one deleted and created again). Sync the files the trace "
+        "started from (`reactstep sync DIR --project demo --force`), or pass --ignore-version\n"
+    )

@@ -172,19 +172,27 @@ def test_delete_with_the_conflicts_etag_overrides_on_purpose(client: TestClient)
     assert error(client.get(f"{P}/files/src/app.py")) == (404, "file_not_found")
 
 
+AHEAD = "project 'web' has no version 27 yet; its latest is version 26 (GET /api/projects/web)"
+SINCE_LAST_SYNC = "send the version of your last sync, or base_version null to compare every file"
+READ_AT = "send the project version your copy of the file was read at"
+
+
 @pytest.mark.parametrize(
-    ("method", "url"),
+    ("method", "url", "message"),
     [
-        ("POST", f"{P}/sync"),
-        ("GET", f"{P}/changes?since=27"),
-        ("PUT", f"{P}/files/src/app.py?base_version=27"),
-        ("PUT", f"{P}/files/src/new.py?base_version=27"),
-        ("DELETE", f"{P}/files/src/app.py?base_version=27"),
+        ("POST", f"{P}/sync", f"base_version 27: {AHEAD}; {SINCE_LAST_SYNC}"),
+        ("GET", f"{P}/changes?since=27", f"since 27: {AHEAD}; ask for the changes since 26 or earlier"),
+        ("PUT", f"{P}/files/src/app.py?base_version=27", f"base_version 27: {AHEAD}; {READ_AT}"),
+        ("PUT", f"{P}/files/src/new.py?base_version=27", f"base_version 27: {AHEAD}; {READ_AT}"),
+        ("DELETE", f"{P}/files/src/app.py?base_version=27", f"base_version 27: {AHEAD}; {READ_AT}"),
+        ("GET", f"{P}/files/src/app.py?version=27", AHEAD),
     ],
 )
 def test_a_version_ahead_of_the_project_is_409_on_every_route(
-    client: TestClient, method: str, url: str
+    client: TestClient, method: str, url: str, message: str
 ) -> None:
+    """The server keeps nothing of a deleted project, so it says what it knows: not that the
+    project was deleted and created again, but that the version does not exist yet, which one does."""
     body = {"files": manifest(local(AGENTS)), "base_version": 27}
     response = client.request(
         method,
@@ -194,7 +202,7 @@ def test_a_version_ahead_of_the_project_is_409_on_every_route(
         headers={"if-match": f'"{md5(AGENTS)}"'} if method in ("PUT", "DELETE") else {},
     )
     assert error(response) == (409, "conflict")
-    assert "is ahead of project 'web' (version 26)" in response.json()["error"]["message"]
+    assert response.json()["error"]["message"] == message
     assert client.get(f"{P}/files/src/app.py").content == AGENTS
     assert error(client.get(f"{P}/files/src/new.py")) == (404, "file_not_found")
     assert client.get(P).json()["version"] == 26

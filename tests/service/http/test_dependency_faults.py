@@ -5,6 +5,8 @@ Every back-end is a real protocol speaker on loopback (moto's S3 server, the scr
 port, or a black hole that accepts connections and never answers.
 """
 
+import json
+import re
 import socket
 import threading
 import time
@@ -209,8 +211,20 @@ def test_llm_that_is_down_or_stalls(
         assert elapsed < deadline_s + LOAD_SLACK_S
         if stream:
             assert response.status_code == 200 and f'"code":"{code}"' in response.text
+            message = json.loads(response.text.split("data: ", 1)[1])["error"]["message"]
         else:
             assert_documented(REACT, response, status, code)
+            message = response.json()["error"]["message"]
+        if where == "dead":  # no HTTP answer came: not litellm's "HTTP 500", and where it was called
+            refused = "Connect call failed ('127.0.0.1', 9)" if stream else "Connection refused"
+            assert re.fullmatch(
+                re.escape(
+                    f"the LLM openai/gpt-4o-mini at {base} cannot be reached ([Errno 111] {refused}); start "
+                    "its server, or check the api_base (llm_config.api_base or REACTSTEP_LLM_API_BASE)"
+                )
+                + r"( \(after (1 retry|[23] retries)\))?",
+                message,
+            ), message
     ready = client.get("/readyz").json()
     assert ready["checks"]["storage"] == "ok"
     assert ready["checks"]["llm"].startswith("unavailable: ")
@@ -236,3 +250,44 @@ def test_readyz_names_only_the_unhealthy_dependency(
     sick = make_client(llm_api_base=f"{DEAD}/v1").get("/readyz")
     assert sick.status_code == 503
     assert sick.json()["checks"] == {"storage": "ok", "llm": "unavailable: [Errno 111] Connection refused"}
+
+
+EMBEDDING_DOWN = (
+    "the embedding model openai/embedder at {base} cannot be reached ([Errno 111] Connection refused); "
+    "start its server, or set {setting} to where it runs"
+)
+
+
+@pytest.mark.parametrize("chosen_by", ["REACTSTEP_EMBEDDING_API_BASE", "embedding_model_config.api_base"])
+def test_an_embedding_model_that_is_down_is_named_not_taken_for_the_llm(
+    make_client: Callable[..., TestClient], chosen_by: str
+) -> None:
+    base = f"{DEAD}/v1"
+    if chosen_by == "REACTSTEP_EMBEDDING_API_BASE":
+        client = make_client(embedding_model="openai/embedder", embedding_api_base=base)
+        config: dict[str, Any] = {}
+    else:
+        client = make_client(llm_api_base_allowlist=[DEAD])
+        config = {"embedding_model_config": {"model": "openai/embedder", "api_base": base}}
+    index = client.post("/api/projects/demo/index", json=config)
+    search = client.post(EXECUTE, json={**SEARCH, **config})
+    for path, response in (("/api/projects/demo/index", index), (EXECUTE, search)):
+        assert_documented(path, response, 503, "embedding_unavailable")
+        assert response.json()["error"]["message"] == EMBEDDING_DOWN.format(base=base, setting=chosen_by)
+
+
+def test_an_embedding_model_that_stalls_names_itself_and_the_timeout(
+    make_client: Callable[..., TestClient], black_hole: BlackHole
+) -> None:
+    base = f"{black_hole.url}/v1"
+    client = make_client(embedding_model="openai/embedder", embedding_api_base=base, llm_timeout_s=0.3)
+    response = client.post("/api/projects/demo/index")
+    assert (response.status_code, response.json()["error"]) == (
+        504,
+        {
+            "code": "llm_timeout",
+            "message": f"the embedding model openai/embedder at {base} did not answer within 0.3 s; "
+            "a slow model needs a larger REACTSTEP_LLM_TIMEOUT_S",
+            "request_id": response.headers["x-request-id"],
+        },
+    )

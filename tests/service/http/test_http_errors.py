@@ -106,3 +106,49 @@ def test_health_and_tools(make_client: Callable[..., TestClient]) -> None:
     ]
     assert tools["tools"][7]["parameters"]["required"] == ["file_path"]
     assert tools["prompt_segment"].startswith("You have access to the following tools:")
+
+
+STEP_WITHOUT_OBSERVATION = {
+    "thought": "t",
+    "action_details": {"tool_name": "read_file", "tool_args": {}, "raw_action_string": "read_file()"},
+    "is_error": False,
+}
+KINDS = (
+    "a history item is an object with action_details (a completed step), raw_output (a format error) "
+    "or role (a turn)"
+)
+
+
+@pytest.mark.parametrize(
+    ("item", "field", "message"),
+    [
+        (STEP_WITHOUT_OBSERVATION, "conversation_history.0.step.observation", "Field required"),
+        ({"raw_output": "r"}, "conversation_history.0.format_error.format_error", "Field required"),
+        ({"role": "user"}, "conversation_history.0.turn.content", "Field required"),
+        ({"x": 1}, "conversation_history.0", KINDS),
+    ],
+)
+def test_a_bad_history_item_is_one_detail_of_its_own_kind(
+    make_client: Callable[..., TestClient], item: dict[str, object], field: str, message: str
+) -> None:
+    """Checked against the kind its key names, not against every kind of the union (13 details)."""
+    response = make_client().post("/api/agent/react_step", json={**VALID, "conversation_history": [item]})
+    assert (response.status_code, response.json()["error"]) == (
+        422,
+        {
+            "code": "validation_failed",
+            "message": f"the request body does not match the schema: {field}: {message}",
+            "details": [{"field": field, "message": message}],
+            "request_id": response.headers["x-request-id"],
+        },
+    )
+
+
+def test_many_problems_are_counted_and_the_first_named(make_client: Callable[..., TestClient]) -> None:
+    history = [STEP_WITHOUT_OBSERVATION] * 7
+    response = make_client().post("/api/agent/react_step", json={**VALID, "conversation_history": history})
+    named = "; ".join(f"conversation_history.{n}.step.observation: Field required" for n in range(5))
+    assert response.json()["error"]["message"] == (
+        f"the request body does not match the schema (the first 5 of 7 problems): {named}"
+    )
+    assert len(response.json()["error"]["details"]) == 5

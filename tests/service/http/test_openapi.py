@@ -646,7 +646,7 @@ CALLS: dict[str, Call] = {
         expect={
             "error": {
                 "code": "validation_failed",
-                "message": "the request body does not match the schema",
+                "message": "the request body does not match the schema: user_query: Field required",
                 "details": [{"field": "user_query", "message": "Field required"}],
                 "request_id": REQUEST_ID,
             }
@@ -662,7 +662,8 @@ CALLS: dict[str, Call] = {
         expect={
             "error": {
                 "code": "validation_failed",
-                "message": "the request body does not match the schema",
+                "message": "the request body does not match the schema: client_tools.0.parameters: "
+                'Value error, parameters is not a valid JSON Schema: 5 is not of type "object"',
                 "details": [
                     {
                         "field": "client_tools.0.parameters",
@@ -880,7 +881,8 @@ CALLS: dict[str, Call] = {
         expect={
             "error": {
                 "code": "validation_failed",
-                "message": "the request body does not match the schema",
+                "message": "the request body does not match the schema: "
+                "tool_name_2: Extra inputs are not permitted",
                 "details": [{"field": "tool_name_2", "message": "Extra inputs are not permitted"}],
                 "request_id": REQUEST_ID,
             }

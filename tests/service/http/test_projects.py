@@ -359,7 +359,7 @@ def test_search_tools_never_show_a_file_changed_since_indexing(
     assert "version.py" not in found
     # The one match went stale; what is left is below the relevance floor, and says so.
     assert found.startswith(
-        'Found 0 results for "version" (showing 1, 1 of them below the relevance floor):\n\n'
+        'Found 0 results for "version" above the relevance floor, and 1 weaker one below it (showing 1):\n\n'
         "1. other.py:1-2 other"
     )
     assert found.endswith(note)

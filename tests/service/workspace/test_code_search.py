@@ -124,6 +124,40 @@ def test_budget_cuts_whole_hits() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("found", "shown", "header"),
+    [
+        (1, 1, 'Found 1 result for "add" (showing 1):'),
+        (9, 2, 'Found 9 results for "add" (showing 2):'),
+        (
+            1,
+            7,
+            'Found 1 result for "add" above the relevance floor, and 6 weaker ones below it (showing 7):',
+        ),
+        (
+            0,
+            1,
+            'Found 0 results for "add" above the relevance floor, and 1 weaker one below it (showing 1):',
+        ),
+    ],
+)
+def test_the_header_counts_in_plain_words(found: int, shown: int, header: str) -> None:
+    passages = [Passage(f"src/m{n}.py", 1, 1, f"f{n}", "python", 0.5, ("pass",)) for n in range(shown)]
+    assert render_results("add", passages, found, budget=10_000).split("\n", 1)[0] == header
+
+
+def test_a_page_below_the_floor_keeps_to_its_budget() -> None:
+    """The header's length is reserved as it will be (it overran by its floor clause before)."""
+    body = tuple(f"    value_{line} = compute({line})  # a line of some length" for line in range(40))
+    passages = [Passage(f"src/m{n}.py", 1, 40, f"f{n}", "python", 0.9 - n / 100, body) for n in range(10)]
+    over = [
+        budget
+        for budget in range(600, 3_000, 7)
+        if len(render_results("compute", passages, 1, budget)) > budget
+    ]
+    assert over == []
+
+
 def test_budget_shortens_snippets_before_it_drops_hits() -> None:
     body = tuple(f"    value_{line} = compute({line})  # a line of some length" for line in range(40))
     passages = [Passage(f"src/m{n}.py", 1, 40, f"f{n}", "python", 0.9 - n / 100, body) for n in range(10)]

@@ -79,4 +79,6 @@ def test_a_refused_match_is_not_counted(index: CodeIndex) -> None:
 def test_the_page_says_how_many_shown_are_below_the_floor(index: CodeIndex) -> None:
     passages, found = index.search(SearchFilter("alpha"), "zebra", 10)
     header = render_results("zebra", passages, found, budget=10_000).split("\n", 1)[0]
-    assert header == 'Found 2 results for "zebra" (showing 3, 1 of them below the relevance floor):'
+    assert header == (
+        'Found 2 results for "zebra" above the relevance floor, and 1 weaker one below it (showing 3):'
+    )
