@@ -131,6 +131,14 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
         yield server
 
 
+@pytest.fixture(scope="session")
+def defaults_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+    """The README's local model as a new user starts it: SmolLM2 on llama_cpp.server's own defaults (no
+    --n_ctx: a 2,048-token window; no --chat_format: the GGUF's template, which renders no tools)."""
+    with llama_server(tmp_path_factory.mktemp("llama-defaults") / "server.log") as server:
+        yield server
+
+
 def reactstep_settings(data_dir: Path, model_server: ModelServer, **overrides: object) -> Settings:
     """A reactstep server whose default model is the real one."""
     fields: dict[str, object] = {

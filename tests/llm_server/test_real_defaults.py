@@ -3,7 +3,6 @@ defaults (no --n_ctx: a 2,048-token window it does not report), and reactstep gi
 the api_base. The step learns the window from the server, counts with the server's tokenizer, and so a
 history larger than the window is fitted to it instead of being refused by the model server."""
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -13,18 +12,12 @@ from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
-from tests.llm_server.conftest import MODEL, ModelServer, llama_server
+from tests.llm_server.conftest import MODEL, ModelServer
 from tests.llm_server.real_steps import REACT, STATUSES, step_body
 
 pytestmark = pytest.mark.llm_server
 
 WINDOW = 2048  # llama_cpp.server's --n_ctx default
-
-
-@pytest.fixture(scope="module")
-def defaults_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    with llama_server(tmp_path_factory.mktemp("llama-defaults") / "server.log") as server:
-        yield server
 
 
 def read_step(number: int, words: int) -> dict[str, Any]:
