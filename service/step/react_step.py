@@ -125,6 +125,11 @@ def prepare_step(
         for item in repeated
     ]
     whole = mode == "native" and llm_request.tool_choice == "auto" and not server.streams_tool_calls
+    if whole and request.stream:
+        notes.append(
+            "The model server cannot stream a reply that may call a tool: the reply was asked for whole "
+            "and its thought sent in one piece."
+        )
     context = StepContext(
         session_id=request.session_id,
         tools=tools,
