@@ -64,6 +64,8 @@ class Question:
     stream: bool = False
     client_tools: list[dict[str, Any]] = field(default_factory=list)
     include_llm_request: bool = False  # each step answers with the text the LLM was asked (a trace's)
+    # by step (0 first): the prompt_fit {elided, left_out} it pins, not counted (a replay: as recorded)
+    prompt_fits: dict[int, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -90,7 +92,7 @@ def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
     """Drive the loop until a final answer, a loop, or the iteration budget runs out."""
     history: list[dict[str, Any]] = []
     for step in range(question.max_iterations + 1):
-        request = _step_request(question, history, question.max_iterations - step)
+        request = _step_request(question, history, step)
         try:
             if question.stream:
                 reply = yield from operations.streamed_step(request, _thoughts_to(local.on_thought))
@@ -122,14 +124,14 @@ def error_record(error: ApiError) -> dict[str, Any]:
     }
 
 
-def _step_request(question: Question, history: list[dict[str, Any]], left: int) -> dict[str, Any]:
+def _step_request(question: Question, history: list[dict[str, Any]], step: int) -> dict[str, Any]:
     request: dict[str, Any] = {
         "project_id": question.project_id,
         "session_id": question.session_id,
         "user_query": question.user_query,
         "conversation_history": list(history),
         "llm_config": question.llm_config,
-        "max_iterations_left": left,
+        "max_iterations_left": question.max_iterations - step,
     }
     if question.llm_key:
         request["user_api_keys"] = {"llmKey": question.llm_key}
@@ -139,6 +141,8 @@ def _step_request(question: Question, history: list[dict[str, Any]], left: int) 
         request["client_tools"] = question.client_tools
     if question.include_llm_request:
         request["include_llm_request"] = True
+    if (fit := question.prompt_fits.get(step)) is not None:
+        request["prompt_fit"] = fit
     return request
 
 

@@ -3,7 +3,8 @@
 Replay starts a scripted LLM on loopback that answers each step from the recording (the `raw_output`
 to a text-mode request, the action as a native tool call to a native one, so a trace replays in
 either tool-calling mode), drives the same loop (client tools run again; approvals are decided as
-recorded, nobody is asked), and stops at the first step that differs from the recording:
+recorded, nobody is asked; each step's history fitted as the recording's prompt_fit says, not counted
+for the scripted model's window), and stops at the first step that differs from the recording:
 
 strict (format 2, same tool-calling mode) ─► the step's llm_request hashes, part by part (the model
     is not compared: replay's is the scripted one) ─► manifest | sampling | system prompt | message N,
@@ -88,6 +89,19 @@ def recorded_replies(records: list[dict[str, Any]], steps: int | None = None) ->
     return replies if steps is None else replies[:steps]
 
 
+def recorded_fits(records: list[dict[str, Any]], steps: int | None = None) -> dict[int, dict[str, int]]:
+    """How each recorded step's prompt was fitted, by step (0 first; the first `steps` when given):
+    pinned, the replayed step asks the recorded prompt whatever the replayed model's window and
+    tokenizer (replay's scripted model has others)."""
+    answers = [record["response"] for record in records if record["kind"] in ("react_step", "step_error")]
+    fits = {
+        step: {"elided": fit["elided"], "left_out": fit["left_out"]}
+        for step, answer in enumerate(answers)
+        if isinstance(fit := answer.get("prompt_fit"), dict)
+    }
+    return fits if steps is None else {step: fit for step, fit in fits.items() if step < steps}
+
+
 def replay(
     records: list[dict[str, Any]],
     server_url: str,
@@ -124,6 +138,7 @@ def replay(
         stream=stream,
         client_tools=header.get("client_tools", []) if client_tools is None else client_tools,
         include_llm_request=True,
+        prompt_fits=recorded_fits(records, from_step if live is not None else None),
     )
     report = Report(ok=False, format=int(header.get("version", TRACE_VERSION)), steps=0)
     strict = _strictness(header, recorded_mode, llm_config.get("tool_calling"), report.notes)

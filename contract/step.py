@@ -9,9 +9,11 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     StringConstraints,
     Tag,
+    ValidationInfo,
     field_validator,
     model_serializer,
 )
+from pydantic_core import PydanticCustomError
 
 from reactstep.contract.common import (
     MAX_ARGS,
@@ -24,6 +26,7 @@ from reactstep.contract.common import (
     at_most,
     nulls_left_out,
 )
+from reactstep.contract.prompt_fit import PromptFit, PromptFitPin
 
 # The names OpenAI-compatible providers accept for a function, hyphens and leading digits included.
 ToolName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{1,64}$")]
@@ -231,6 +234,32 @@ class ReactStepRequest(StrictModel):
     8,000 characters (a `notes` entry says when it was cut). A
     project not indexed yet gets a sentence saying no overview is available; that is not an error.
     """
+    prompt_fit: PromptFitPin | None = None
+    """Fit the history as told instead of by counting tokens: what a replay sends (the recorded
+    step's `prompt_fit`). Absent or null: the server counts and fits to the model's window.
+    """
+
+    @field_validator("prompt_fit")
+    @classmethod
+    def _pin_within_history(cls, pin: PromptFitPin | None, info: ValidationInfo) -> PromptFitPin | None:
+        history = info.data.get("conversation_history")
+        if pin is None or history is None:
+            return pin
+        bulky = sum(isinstance(item, CompletedStep | FormatErrorStep) for item in history)
+        if pin.elided > bulky:
+            raise PydanticCustomError(
+                "prompt_fit_elided",
+                "elided is {elided}, but conversation_history holds {bulky} observations and unusable "
+                "replies to elide",
+                {"elided": pin.elided, "bulky": bulky},
+            )
+        if pin.left_out > len(history):
+            raise PydanticCustomError(
+                "prompt_fit_left_out",
+                "left_out is {left_out}, but conversation_history holds {items} items",
+                {"left_out": pin.left_out, "items": len(history)},
+            )
+        return pin
 
 
 class Usage(WireModel):
@@ -359,6 +388,9 @@ class ReactStepResponse(WireModel):
     """
     llm_request: LLMRequestSeen | None = None
     """What the LLM was asked; present when the LLM was called."""
+    prompt_fit: PromptFit | None = None
+    """How the history was fitted to the context window (oldest observations and unusable replies
+    elided, oldest items left out); absent when it was sent whole. A replay sends it back."""
     prompt: list[dict[str, Any]] | None = None
     """The messages sent to the model (in native mode with `tool_calls` and `tool` messages);
     present only when the server runs with REACTSTEP_DEBUG_PROMPT=true.

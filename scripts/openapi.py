@@ -22,7 +22,19 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
-from reactstep.contract import actions, common, errors, health, indexing, manifest, mcp, projects, step, sync
+from reactstep.contract import (
+    actions,
+    common,
+    errors,
+    health,
+    indexing,
+    manifest,
+    mcp,
+    projects,
+    prompt_fit,
+    step,
+    sync,
+)
 
 SPEC = Path(__file__).resolve().parent.parent / "openapi.yaml"
 START, END = "  schemas:\n", "  responses:\n"
@@ -47,6 +59,8 @@ MODELS: list[type[BaseModel]] = [
     step.Usage,
     step.Timing,
     step.LLMRequestSeen,
+    prompt_fit.PromptFitPin,
+    prompt_fit.PromptFit,
     step.ReactStepResponse,
     step.ThoughtEvent,
     actions.ExecuteActionRequest,

@@ -7,6 +7,8 @@ rendered prompt ─► its JSON size in bytes bounds its tokens: within the budg
                    system prompt then says how many were elided (elision_notice.j2)
                 ─► still over the window less the least room for a reply ─► leave the oldest steps out
                    whole, one by one (left_out_notice.j2)
+a request that pins the fit (prompt_fit: a recorded step's) ─► that many elided and left out, rendered
+                   the same way (_rendered), nothing counted: the recorded prompt again
 budget = context window - max_tokens (kept for the reply), but at least half the window
 a model litellm does not know is counted with tiktoken's tokenizer, another model's: its count gets
 UNKNOWN_MODEL_MARGIN more (SmolLM2's real prompt was 13% over tiktoken's count, 3,463 against 3,072)
@@ -137,41 +139,68 @@ def fit_prompt(
     if meter.upper_bound(messages) <= budget:
         return FittedPrompt(messages)
     tokens = meter.count(messages)
-    bulky = [i for i, item in enumerate(history) if _bulk(item) is not None]
+    bulky = bulky_items(history)
     older = bulky[:-1]
     elided = 0
     while tokens > budget and elided < len(older):
         elided = _enough_to_elide(history, older, elided, tokens - budget, _chars_per_token(messages, tokens))
-        messages = render_prompt(_elide(history, older[:elided]), elided, 0)
+        messages = _rendered(history, render_prompt, elided, 0)
         tokens = meter.count(messages)
-    chosen = older[:elided]
     left_out = 0
     if tokens > limit:  # keep the newest observation whole if leaving older steps out makes room
         newest = bulky[-1] if bulky else len(history)
-        messages, tokens, left_out = _left_out(history, chosen, render_prompt, meter, limit, newest)
+        messages, tokens, left_out = _left_out(history, elided, render_prompt, meter, limit, newest)
         if tokens > limit and bulky:  # it does not: elide it too, and leave out what must go
-            chosen = bulky
-            messages, tokens, left_out = _left_out(history, chosen, render_prompt, meter, limit, len(history))
-    elided = len(chosen)
-    replies = sum(isinstance(history[index], FormatErrorStep) for index in bulky[:elided])
+            elided = len(bulky)
+            messages, tokens, left_out = _left_out(history, elided, render_prompt, meter, limit, len(history))
+    replies = _replies(history, elided)
     return FittedPrompt(messages, elided, tokens, max(tokens - budget, 0), replies, left_out)
+
+
+def pinned_prompt(
+    history: Sequence[HistoryItem], render_prompt: RenderPrompt, elided: int, left_out: int
+) -> FittedPrompt:
+    """The prompt fitted as a request pinned it, nothing counted: the `elided` oldest observations and
+    unusable replies elided and the `left_out` oldest items left out, rendered as fit_prompt renders
+    them (a recorded step's prompt_fit makes the recorded prompt again, byte for byte)."""
+    messages = _rendered(history, render_prompt, elided, left_out)
+    return FittedPrompt(messages, elided, None, 0, _replies(history, elided), left_out)
+
+
+def bulky_items(history: Sequence[HistoryItem]) -> list[int]:
+    """The positions of the items elision may shorten (observations, unusable replies), oldest first."""
+    return [index for index, item in enumerate(history) if _bulk(item) is not None]
+
+
+def _rendered(
+    history: Sequence[HistoryItem], render_prompt: RenderPrompt, elided: int, left_out: int
+) -> list[Message]:
+    """The one rendering of a fitted prompt: the `elided` oldest bulky items elided, the `left_out`
+    oldest items not sent, and the notices counting what the model can still see was elided."""
+    chosen = bulky_items(history)[:elided]
+    shortened = _elide(history, chosen)
+    shown = sum(index >= left_out for index in chosen)
+    return render_prompt(shortened[left_out:], shown, left_out)
+
+
+def _replies(history: Sequence[HistoryItem], elided: int) -> int:
+    """Of the `elided` oldest bulky items, the unusable replies."""
+    return sum(isinstance(history[index], FormatErrorStep) for index in bulky_items(history)[:elided])
 
 
 def _left_out(
     history: Sequence[HistoryItem],
-    chosen: Sequence[int],
+    elided: int,
     render_prompt: RenderPrompt,
     meter: TokenMeter,
     limit: int,
     most: int,
 ) -> tuple[list[Message], int, int]:
-    """The prompt with the `chosen` items elided and the fewest oldest items left out (at most `most`)
-    that brings it within `limit`: its messages, tokens and how many were left out."""
-    shortened = _elide(history, chosen)
+    """The prompt with the `elided` oldest bulky items elided and the fewest oldest items left out (at
+    most `most`) that brings it within `limit`: its messages, tokens and how many were left out."""
     left_out = 0
     while True:
-        elided = sum(index >= left_out for index in chosen)
-        messages = render_prompt(shortened[left_out:], elided, left_out)
+        messages = _rendered(history, render_prompt, elided, left_out)
         tokens = meter.count(messages)
         if tokens <= limit or left_out >= most:
             return messages, tokens, left_out

@@ -4,17 +4,19 @@ max_iterations_left == 0  -> max_iterations_reached (no LLM call)
 prepare_step: tools -> llm request and its model's facts (asked once) -> tool calling mode
               (text | native) -> loop warnings
               -> the project overview section when the request asks for it (overview_section)
-              -> observations cut to head + tail -> prompt fitted to the context window (budget)
+              -> observations cut to head + tail -> prompt fitted to the context window (budget),
+                 or as the request's prompt_fit pins it (a replay's: the recorded fit)
 run_react_step: LLM call with retries inside the deadline (retries) -> interpret (outcome)
     -> final_answer | action_proposed | format_error | truncated_output | loop_detected
 streaming.py runs the same prepared step with the reply streamed.
 """
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from reactstep.contract.prompt_fit import PromptFit
 from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import request_context
 from reactstep.service.errors import ContextWindowExceeded
@@ -25,9 +27,11 @@ from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_r
 from reactstep.service.settings import Settings
 from reactstep.service.step.budget import (
     FittedPrompt,
+    RenderPrompt,
     TokenMeter,
     cut_observations,
     fit_prompt,
+    pinned_prompt,
     prompt_budget,
     prompt_limit,
 )
@@ -75,6 +79,8 @@ class PreparedStep:
     seen: LLMRequestSeen
     streams: bool = True
     """The model server streams this call's reply (False: a streamed step asks for it whole)."""
+    prompt_fit: PromptFit | None = None
+    """How the history was fitted to the window, when anything was elided or left out."""
 
     def attempts(self) -> Attempts:
         """A fresh retry budget for this step's LLM call."""
@@ -116,7 +122,7 @@ def prepare_step(
     window = model_window(facts, server, llm_request, settings)
     plain_history = mode == "native" and server.drops_tool_results
     manifest = _manifest(request, registry, mode)
-    llm_request, notes = _fitted(
+    llm_request, fit, notes = _fitted(
         request, settings, manifest, llm_request, mode, warnings, project_overview, window, plain_history
     )
     notes = first_notes + notes
@@ -150,6 +156,7 @@ def prepare_step(
         max_reply_chars=MAX_REPLY_CHARS,
         seen=llm_request_seen(llm_request, manifest, request.include_llm_request),
         streams=not whole,
+        prompt_fit=fit,
     )
 
 
@@ -163,10 +170,9 @@ def _fitted(
     project_overview: str | None,
     window: ModelWindow,
     plain_history: bool,
-) -> tuple[LLMRequest, list[str]]:
-    """The call with its messages, cut and fitted to the model's `window`, and notes on what that took;
-    ContextWindowExceeded for a prompt over the window with the whole history left out (not sent: the
-    model server would refuse it, or cut it where it chose)."""
+) -> tuple[LLMRequest, PromptFit | None, list[str]]:
+    """The call with its messages, cut and fitted to the model's `window` (or as the request's
+    prompt_fit pins it: nothing counted), what fitting did, and notes on what that took."""
     history, cut = cut_observations(request.conversation_history, MAX_OBSERVATION_CHARS)
     overview = overview_section(request, project_overview, OVERVIEW_MAX_CHARS)
     parts = PromptParts(
@@ -178,10 +184,37 @@ def _fitted(
         notices=tuple(warnings),
         overview=overview.text,
     )
+    pin = request.prompt_fit
+    if pin is None:
+        fitted = _counted(history, _renderer(parts), llm_request, window)
+    else:
+        fitted = pinned_prompt(history, _renderer(parts), pin.elided, pin.left_out)
+    fitted_to = window.tokens if pin is None else None
+    notes = [overview.note] if overview.note else []
+    if window.source and fitted_to:
+        notes.append(f"The prompt was fitted to a {window.tokens:,}-token window ({window.source}).")
+    if plain_history:
+        notes.append(
+            "The model server's chat format leaves tool results out of the prompt: the earlier steps were "
+            "sent as Action / Observation turns, so the model sees its observations."
+        )
+    notes += _prompt_notes(cut, fitted, fitted_to, MAX_OBSERVATION_CHARS)
+    fit = None
+    if fitted.elided or fitted.left_out:
+        fit = PromptFit(window=fitted_to, elided=fitted.elided, left_out=fitted.left_out)
+    return replace(llm_request, messages=fitted.messages), fit, notes
+
+
+def _counted(
+    history: Sequence[HistoryItem], render_prompt: RenderPrompt, llm_request: LLMRequest, window: ModelWindow
+) -> FittedPrompt:
+    """The prompt fitted by counting its tokens for the model's `window`; ContextWindowExceeded for a
+    prompt over the window with the whole history left out (not sent: the model server would refuse
+    it, or cut it where it chose)."""
     meter = TokenMeter(llm_request.model, llm_request.tools, window.count, window.tools_tokens)
     budget = prompt_budget(window.tokens, llm_request.max_tokens)
     limit = prompt_limit(window.tokens, llm_request.max_tokens)
-    fitted = fit_prompt(history, _renderer(parts), meter, budget, limit)
+    fitted = fit_prompt(history, render_prompt, meter, budget, limit)
     if fitted.prompt_tokens is not None and fitted.prompt_tokens > window.tokens:
         said = window.source or "litellm's table"
         source = f"{window.setting}; raise it if the model takes more" if window.setting else said
@@ -190,16 +223,7 @@ def _fitted(
             f"{window.tokens:,}-token context window of {llm_request.model} ({source}); send a shorter "
             "user_query or fewer client_tools"
         )
-    notes = [overview.note] if overview.note else []
-    if window.source:
-        notes.append(f"The prompt was fitted to a {window.tokens:,}-token window ({window.source}).")
-    if plain_history:
-        notes.append(
-            "The model server's chat format leaves tool results out of the prompt: the earlier steps were "
-            "sent as Action / Observation turns, so the model sees its observations."
-        )
-    notes += _prompt_notes(cut, fitted, window.tokens, MAX_OBSERVATION_CHARS)
-    return replace(llm_request, messages=fitted.messages), notes
+    return fitted
 
 
 async def run_react_step(
@@ -236,6 +260,7 @@ def finish_step(
     notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
     response.notes = notes or None
     response.llm_request = prepared.seen
+    response.prompt_fit = prepared.prompt_fit
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
     request_context.note(step_status=response.status, retries=retries)
@@ -257,7 +282,7 @@ def _manifest(request: ReactStepRequest, registry: ToolRegistry, mode: ResolvedM
     return render_manifest(tool_prompts(registry, request.client_tools))
 
 
-def _renderer(parts: PromptParts) -> Callable[[Sequence[HistoryItem], int, int], list[Message]]:
+def _renderer(parts: PromptParts) -> RenderPrompt:
     """The prompt's messages for a history whose `elided` oldest observations are elided, after
     `left_out` older items not sent."""
 
@@ -272,24 +297,19 @@ def _renderer(parts: PromptParts) -> Callable[[Sequence[HistoryItem], int, int],
     return render_prompt
 
 
-def _prompt_notes(cut: int, fitted: FittedPrompt, window: int, limit: int) -> list[str]:
+def _prompt_notes(cut: int, fitted: FittedPrompt, window: int | None, limit: int) -> list[str]:
+    """What cutting and fitting did (`window`: the one fitted to; None: as the request pinned it)."""
     notes = []
     if cut:
         notes.append(f"{cut} observation(s) longer than {limit} characters were cut to head + tail.")
+    how = f"to fit the {window}-token context window" if window else "as the request's prompt_fit pinned"
     if observations := fitted.elided - fitted.elided_replies:
-        notes.append(
-            f"The {observations} oldest observation(s) were elided to fit the {window}-token context window."
-        )
+        notes.append(f"The {observations} oldest observation(s) were elided {how}.")
     if fitted.elided_replies:
-        notes.append(
-            f"The {fitted.elided_replies} oldest unusable reply(ies) were elided to fit the {window}-token "
-            "context window."
-        )
+        notes.append(f"The {fitted.elided_replies} oldest unusable reply(ies) were elided {how}.")
     if fitted.left_out:
-        notes.append(
-            f"The {fitted.left_out} oldest history item(s) were left out to fit the {window}-token context "
-            "window with room for a reply."
-        )
+        room = " with room for a reply" if window else ""
+        notes.append(f"The {fitted.left_out} oldest history item(s) were left out {how}{room}.")
     if fitted.over_by:
         notes.append(
             f"The prompt is still {fitted.over_by} tokens over its budget with every observation elided."

@@ -3,7 +3,19 @@
 import subprocess
 import sys
 
-MODULES = ("actions", "common", "errors", "health", "indexing", "manifest", "mcp", "projects", "step", "sync")
+MODULES = (
+    "actions",
+    "common",
+    "errors",
+    "health",
+    "indexing",
+    "manifest",
+    "mcp",
+    "projects",
+    "prompt_fit",
+    "step",
+    "sync",
+)
 SCRIPT = f"""
 import sys
 {"".join(f"import reactstep.contract.{name}" + chr(10) for name in MODULES)}

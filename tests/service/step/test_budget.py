@@ -108,6 +108,7 @@ def test_the_oldest_observations_are_elided_to_fit_the_window(
     notice = f"Note: what the {elided} oldest step"
     assert messages[0]["content"].split("\n\n")[-1].startswith(notice) is bool(elided)
     assert body.get("notes") == notes
+    assert body.get("prompt_fit") == ({"window": window, "elided": elided, "left_out": 0} if elided else None)
 
 
 def test_the_oldest_steps_are_left_out_when_eliding_is_not_enough(
