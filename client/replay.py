@@ -129,6 +129,8 @@ def replay(
     llm_config.update(llm_overrides or {}, model="openai/replay", api_base=llm.base_url)
     if tool_calling or recorded_mode:
         llm_config["tool_calling"] = tool_calling or recorded_mode
+    if (results := _recorded_tool_results(records)) and "tool_results" not in llm_config:
+        llm_config["tool_results"] = results  # as the recorded model server took them, not replay's
     question = Question(
         project_id=header["project_id"],
         session_id=header["session_id"],
@@ -177,6 +179,13 @@ def _answered(record: dict[str, Any]) -> bool:
 def _recorded_mode(records: list[dict[str, Any]]) -> str | None:
     modes = [r["response"].get("tool_calling") for r in records if _answered(r)]
     return next((mode for mode in modes if mode), None)
+
+
+def _recorded_tool_results(records: list[dict[str, Any]]) -> str | None:
+    """How the recorded native steps sent the earlier steps (a chat format that drops tool messages
+    got them as text): replay's scripted model is not known to drop them, so it is told."""
+    forms = [r["response"].get("tool_results") for r in records if _answered(r)]
+    return next((form for form in forms if form), None)
 
 
 def _strictness(header: dict[str, Any], recorded: str | None, replayed: str | None, notes: list[str]) -> bool:
@@ -301,7 +310,11 @@ class _Comparer:
     def live_config(self) -> dict[str, Any]:
         """The replayed llm config (sampling, reply format, tool-calling mode) with the live model: the
         server's default LLM, or the one `live` names, instead of replay's scripted one."""
-        replayed = {k: v for k, v in self._question.llm_config.items() if k not in ("model", "api_base")}
+        replayed = {
+            k: v
+            for k, v in self._question.llm_config.items()
+            if k not in ("model", "api_base", "tool_results")
+        }
         return replayed | dict(self._live or {})
 
     def _check_error(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:

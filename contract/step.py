@@ -75,6 +75,13 @@ class LLMConfig(StrictModel):
     when litellm says the model supports function calling). Default
     REACTSTEP_LLM_TOOL_CALLING (`text`).
     """
+    tool_results: Literal["messages", "text"] | None = None
+    """How a native step sends the earlier steps: `messages` (assistant tool calls and `tool`
+    messages) or `text` (Action / Observation turns, for a chat format that drops tool messages).
+    Default: `text` when the model server is known to drop them (llama-cpp-python's chatml
+    formats, probed once), else `messages`. The answer's `tool_results` says which was used; a
+    replay sends it back. Text mode ignores it.
+    """
     reply_format: ReplyFormat | None = None
     """How a reply with no call and no `Final Answer:` reads. `react` (the default): a
     `format_error` with the corrective message. `native_text`: for an open model that
@@ -379,6 +386,9 @@ class ReactStepResponse(WireModel):
     """The litellm model that answered; present when the LLM was called."""
     tool_calling: Literal["text", "native"] | None = None
     """How the tools were offered (`auto` resolved); present when the LLM was called."""
+    tool_results: Literal["messages", "text"] | None = None
+    """How a native step sent the earlier steps (see llm_config.tool_results); present when a
+    native step called the LLM."""
     usage: Usage = Field(default_factory=Usage)
     timing: Timing = Field(default_factory=Timing)
     notes: list[str] | None = None

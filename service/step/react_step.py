@@ -80,6 +80,8 @@ class PreparedStep:
     streams: bool = True
     """The model server streams this call's reply (False: a streamed step asks for it whole)."""
     prompt_fit: PromptFit | None = None
+    tool_results: Literal["messages", "text"] | None = None
+    """How a native step sent the earlier steps (None in text mode)."""
     """How the history was fitted to the window, when anything was elided or left out."""
 
     def attempts(self) -> Attempts:
@@ -120,7 +122,8 @@ def prepare_step(
     repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
     window = model_window(facts, server, llm_request, settings)
-    plain_history = mode == "native" and server.drops_tool_results
+    chosen = request.llm_config.tool_results
+    plain_history = mode == "native" and (chosen == "text" or (chosen is None and server.drops_tool_results))
     manifest = _manifest(request, registry, mode)
     llm_request, fit, notes = _fitted(
         request, settings, manifest, llm_request, mode, warnings, project_overview, window, plain_history
@@ -157,6 +160,7 @@ def prepare_step(
         seen=llm_request_seen(llm_request, manifest, request.include_llm_request),
         streams=not whole,
         prompt_fit=fit,
+        tool_results=("text" if plain_history else "messages") if mode == "native" else None,
     )
 
 
@@ -261,6 +265,7 @@ def finish_step(
     response.notes = notes or None
     response.llm_request = prepared.seen
     response.prompt_fit = prepared.prompt_fit
+    response.tool_results = prepared.tool_results
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
     request_context.note(step_status=response.status, retries=retries)

@@ -225,6 +225,7 @@ def test_a_trace_from_a_version_the_project_never_reached_says_what_is_known(
     capsys.readouterr()
     assert main(["replay", str(trace), "--server", server]) == 1
     assert capsys.readouterr().err == (
+        f"using the server at {server} (--server)\n"
         "error: the trace started from version 999 of project 'demo', which this server's project has "
         "not reached (another server's, or one deleted and created again). Sync the files the trace "
         "started from (`reactstep sync DIR --project demo --force`), or pass --ignore-version\n"

@@ -200,6 +200,30 @@ def test_history_renders_into_provider_tool_call_messages(
     ]
 
 
+def test_the_request_may_send_the_history_as_text_turns(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    """llm_config.tool_results "text": what a chat format that drops tool messages needs (and what a replay
+    of a step recorded on one sends back); the answer says which form went."""
+    llm_server.push("Final Answer: done", "Final Answer: done", "Final Answer: done")
+    client = make_client()
+    as_text = client.post(
+        REACT, json=step_body(conversation_history=HISTORY, llm_config={**NATIVE, "tool_results": "text"})
+    ).json()
+    as_messages = client.post(REACT, json=step_body(conversation_history=HISTORY, llm_config=NATIVE)).json()
+    assert (as_text["tool_results"], as_messages["tool_results"]) == ("text", "messages")
+    sent = llm_server.requests[0]["messages"]
+    assert all(message["role"] != "tool" and "tool_calls" not in message for message in sent)
+    assert {"role": "assistant", "content": "Thought: List the root.\nAction: list_files()"} in sent
+    assert any(message["role"] == "tool" for message in llm_server.requests[1]["messages"])
+    text_mode = client.post(REACT, json=step_body(llm_config={"tool_results": "text"})).json()
+    assert (text_mode["status"], text_mode["tool_calling"], "tool_results" in text_mode) == (
+        "final_answer",
+        "text",
+        False,
+    )
+
+
 @pytest.mark.parametrize(
     ("settings", "llm_config", "mode"),
     [
