@@ -192,7 +192,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, completion_body(model, reply, chars))
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        self._stream(list(stream_chunks(model, reply, chars, include_usage)), reply)
+        chunks = list(stream_chunks(model, reply, chars, include_usage)) if reply.streams else []
+        self._stream(chunks, reply)
 
     def _stream(self, payloads: list[str], reply: Reply) -> None:
         self.send_response(200)

@@ -39,6 +39,7 @@ class Reply:
     cut_after_chunks: int | None = None  # streaming: drop the connection after this many chunks
     usage_chunk: bool = True  # streaming: send the usage chunk when asked (False: a provider that never does)
     completion_tokens: int | None = None  # the count to report (default: its characters / 4)
+    streams: bool = True  # False: a stream request gets a 200 stream that ends with no chunk at all
 
     @property
     def ending(self) -> str:

@@ -248,6 +248,10 @@ class LLMBadResponse(UpstreamError):
     code = "llm_bad_response"
 
 
+class EmptyStream(LLMBadResponse):
+    """A stream the provider opened (200) and closed without a chunk: its answer to this call."""
+
+
 class LLMRateLimited(UpstreamError):
     status = 503
     code = "llm_rate_limited"

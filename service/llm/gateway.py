@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from reactstep.service.errors import (
+    EmptyStream,
     LLMBadResponse,
     LLMUnavailable,
 )
@@ -94,7 +95,7 @@ class LiteLLMGateway:
         # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
         if not getattr(response, "chunks", chunks):
             # A 200 with no event at all is the server's answer to this call, not a network fault.
-            raise LLMBadResponse(
+            raise EmptyStream(
                 "the model server opened the stream and closed it without sending anything: it cannot "
                 "stream this call (its log says why); send the step without stream"
             )

@@ -12,8 +12,6 @@ litellm's table does not know the model:
                                 POST {root}/extras/tokenize/count  {"input": text} -> count
                                 POST {api_base}/chat/completions   twice, one token each: does its chat
                                                            format drop tool results (chatml does)?
-                                                           once more, streamed with a tool: does it
-                                                           stream a reply that may call one?
     Ollama                      GET  {api_base}/models     entries owned_by "library"
                                 POST {root}/api/show       num_ctx in its parameters, else Ollama's 4,096
 Only llama-cpp-python's server is run in this project's tests (tests/llm_server/); the others follow
@@ -57,10 +55,6 @@ class ServerFacts:
     drops_tool_results: bool = False
     """Its chat format leaves `role: tool` messages (and assistant tool calls) out of the prompt, as
     llama-cpp-python's chatml and chatml-function-calling do: the model never sees its observations."""
-    streams_tool_calls: bool = True
-    """It streams a reply when tools are offered with tool_choice "auto" (llama-cpp-python's
-    chatml-function-calling answers such a stream with no chunk at all: "Automatic streaming tool choice
-    is not supported" is in its log only)."""
 
 
 UNKNOWN = ServerFacts()
@@ -105,8 +99,7 @@ def _ask(api_base: str, name: str, key: SecretStr | None) -> ServerFacts:
             if window is None:
                 window, source = LLAMA_CPP_PYTHON_N_CTX, "llama-cpp-python's default n_ctx: it said none"
             drops = _drops_tool_results(http, api_base, name)
-            streams = _streams_tool_calls(http, api_base, name)
-            return ServerFacts(window, source, counter, drops, streams)
+            return ServerFacts(window, source, counter, drops)
         if entry.get("owned_by") == "library":
             shown = _json(http, "POST", f"{root}/api/show", {"model": name})
             return ServerFacts(_ollama_num_ctx(shown), "Ollama's num_ctx")
@@ -114,6 +107,22 @@ def _ask(api_base: str, name: str, key: SecretStr | None) -> ServerFacts:
 
 
 _tools_cache: dict[tuple[str, str, str], int | None] = {}
+_unstreamed_calls: set[tuple[str, str]] = set()
+
+
+def streams_tool_calls(api_base: str | None, model: str) -> bool:
+    """Whether a streamed reply that may call a tool is known to work with this server: False once one
+    came back empty (llama-cpp-python's chatml-function-calling streams a message, but answers a stream
+    in which the model calls a tool with no chunk at all, "Automatic streaming tool choice is not
+    supported" in its own log only)."""
+    return api_base is None or (api_base.rstrip("/"), _served_name(model)) not in _unstreamed_calls
+
+
+def mark_unstreamed_calls(api_base: str | None, model: str) -> None:
+    """Remember that this server sent an empty stream for a reply that may call a tool."""
+    if api_base is not None:
+        with _lock:
+            _unstreamed_calls.add((api_base.rstrip("/"), _served_name(model)))
 
 
 def tool_tokens(
@@ -195,21 +204,6 @@ def _refused_window(http: httpx.Client, api_base: str, name: str) -> int | None:
         return None
     found = _WINDOW_REFUSAL.search(reply.text) if reply.status_code == 400 else None
     return int(found[1]) if found else None
-
-
-def _streams_tool_calls(http: httpx.Client, api_base: str, name: str) -> bool:
-    """Whether a one-token streamed completion with a tool offered sends any chunk."""
-    body = {
-        "model": name, "messages": QUESTION, "max_tokens": 1, "temperature": 0, "stream": True,
-        "tools": [PROBE_TOOL], "tool_choice": "auto",
-    }  # fmt: skip
-    try:
-        with http.stream("POST", f"{api_base}/chat/completions", json=body, timeout=60.0) as reply:
-            if reply.status_code != 200:
-                return False
-            return any(line.startswith("data:") for line in reply.iter_lines())
-    except httpx.HTTPError:
-        return True  # not known: streamed as asked
 
 
 def _prompt_tokens(

@@ -24,6 +24,7 @@ from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
+from reactstep.service.llm.server_facts import streams_tool_calls
 from reactstep.service.settings import Settings
 from reactstep.service.step.budget import (
     FittedPrompt,
@@ -59,6 +60,10 @@ from reactstep.service.step.window import ModelWindow, asked_server, model_windo
 from reactstep.service.worker_threads import on_worker
 from reactstep.tools.registry import ToolRegistry
 
+UNSTREAMED = (
+    "The model server cannot stream a reply that calls a tool: the reply was asked for whole and its "
+    "thought sent in one piece."
+)
 LOOP_REPEATS = 3  # the same action and observation this often: a warning, then loop_detected
 MAX_OBSERVATION_CHARS = 20_000  # ~5k tokens; a longer observation reaches the model as head + tail
 OVERVIEW_MAX_CHARS = 8_000  # ~2,000 tokens of project overview in the system prompt
@@ -133,12 +138,9 @@ def prepare_step(
         f"The prompt warns that {item.action} ran {item.count} times, observing the same."
         for item in repeated
     ]
-    whole = mode == "native" and llm_request.tool_choice == "auto" and not server.streams_tool_calls
+    whole = mode == "native" and llm_request.tool_choice == "auto" and not may_stream(llm_request)
     if whole and request.stream:
-        notes.append(
-            "The model server cannot stream a reply that may call a tool: the reply was asked for whole "
-            "and its thought sent in one piece."
-        )
+        notes.append(UNSTREAMED)
     context = StepContext(
         session_id=request.session_id,
         tools=tools,
@@ -245,6 +247,12 @@ async def run_react_step(
     llm_started = time.perf_counter()
     reply = await complete_with_retries(llm, prepared.llm_request, attempts)
     return finish_step(prepared, reply, attempts.retries, llm_started)
+
+
+def may_stream(llm_request: LLMRequest) -> bool:
+    """Whether this call's reply may be streamed: not a reply that may call a tool from a server that
+    sent an empty stream for one before."""
+    return not llm_request.tools or streams_tool_calls(llm_request.api_base, llm_request.model)
 
 
 def finish_step(

@@ -6,17 +6,19 @@
     event: result   data: <the non-streaming response body>        exactly one terminal event,
     event: error    data: {"error": {"code", "message", "request_id"}}  one or the other
 
-Faults before the first delta are retried like any call (retries). A model server known not to stream
-the call (ServerFacts.streams_tool_calls) is asked for the whole reply, sent as one thought delta, then
-the result. A stream that breaks off is an error event, never a parsed action. When the client
-disconnects, the response task is cancelled, and closing the upstream stream closes the connection to
-the provider.
+Faults before the first delta are retried like any call (retries). A call that may use a tool, which the
+model server answers with an empty stream (llama-cpp-python's chatml-function-calling, when the model
+calls one), is asked again for the whole reply, sent as one thought delta, then the result; that server
+is asked so from then on (server_facts.streams_tool_calls). A stream that breaks off is an error event,
+never a parsed action. When the client disconnects, the response task is cancelled, and closing the
+upstream stream closes the connection to the provider.
 """
 
 import json
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -24,11 +26,17 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from reactstep.contract.step import ReactStepRequest
-from reactstep.service.errors import LLMBadResponse, ServiceError, error_body
+from reactstep.service.errors import EmptyStream, LLMBadResponse, ServiceError, error_body
 from reactstep.service.llm.protocol import LLMGateway, LLMReply
-from reactstep.service.llm.retries import complete_with_retries, open_stream_with_retries, within_deadline
+from reactstep.service.llm.retries import (
+    Attempts,
+    complete_with_retries,
+    open_stream_with_retries,
+    within_deadline,
+)
+from reactstep.service.llm.server_facts import mark_unstreamed_calls
 from reactstep.service.settings import Settings
-from reactstep.service.step.react_step import PreparedStep, finish_step, prepare_step, step_body
+from reactstep.service.step.react_step import UNSTREAMED, PreparedStep, finish_step, prepare_step, step_body
 from reactstep.service.step.thought_stream import ThoughtStream
 from reactstep.service.worker_threads import on_worker
 from reactstep.tools.registry import ToolRegistry
@@ -77,10 +85,13 @@ async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[
         attempts = prepared.attempts()
         llm_started = time.perf_counter()
         thought = ThoughtStream(prepared.context.plain_answer)
-        if prepared.streams:
-            item, upstream = await open_stream_with_retries(llm, prepared.llm_request, attempts)
+        opened = await _opened(prepared, llm, attempts) if prepared.streams else None
+        if opened is not None:
+            item, upstream = opened
         else:  # a server that cannot stream this call: its reply comes whole, its thought in one piece
             item = await complete_with_retries(llm, prepared.llm_request, attempts)
+            if prepared.streams:
+                prepared = replace(prepared, notes=(*prepared.notes, UNSTREAMED))
             if delta := thought.feed(item.text):
                 yield event("thought", {"delta": delta})
         while isinstance(item, str):
@@ -101,6 +112,21 @@ async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[
         closer = getattr(upstream, "aclose", None)
         if closer is not None:
             await closer()
+
+
+async def _opened(
+    prepared: PreparedStep, llm: LLMGateway, attempts: Attempts
+) -> tuple[str | LLMReply, AsyncIterator[str | LLMReply]] | None:
+    """The stream's first item and the rest; None when the server answered a call that may use a tool
+    with an empty stream (it is remembered, and the reply is then asked for whole)."""
+    request = prepared.llm_request
+    try:
+        return await open_stream_with_retries(llm, request, attempts)
+    except EmptyStream:
+        if not request.tools:
+            raise
+        mark_unstreamed_calls(request.api_base, request.model)
+        return None
 
 
 async def _next(upstream: AsyncIterator[str | LLMReply]) -> str | LLMReply:

@@ -84,6 +84,33 @@ def test_thought_deltas_then_the_plain_body(
     assert [record.outcome for record in llm_server.streams] == ["completed"]
 
 
+def test_an_empty_stream_for_a_call_is_asked_again_whole_and_remembered(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    """llama-cpp-python's chatml-function-calling streams a message but answers a stream in which the model
+    calls a tool with a 200 and no chunk: the step asks for the reply whole, once, and that server's
+    calls are asked whole from then on; a text step still streams."""
+    call = Reply("Read it.", (ToolCall("read_file", '{"file_path": "src/app.py"}'),))
+    llm_server.push(Reply(call.text, call.tool_calls, streams=False), call, call, Reply(TEXT_REPLY))
+    client = make_client()
+    native = {"tool_calling": "native"}
+    for _ in range(2):
+        *thoughts, (last, result) = stream(client, llm_config=native)
+        assert (last, result["status"], result["action_details"]["tool_name"]) == (
+            "result",
+            "action_proposed",
+            "read_file",
+        )
+        assert [data["delta"] for _, data in thoughts] == ["Read it."]
+        assert result["notes"][-1] == (
+            "The model server cannot stream a reply that calls a tool: the reply was asked for whole and "
+            "its thought sent in one piece."
+        )
+    *_, (last, result) = stream(client)
+    assert (last, result["status"]) == ("result", "action_proposed")
+    assert [request.get("stream", False) for request in llm_server.requests] == [True, False, False, True]
+
+
 def test_a_stream_cut_half_way_is_an_error_never_an_action(
     make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
 ) -> None:
