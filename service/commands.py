@@ -25,8 +25,7 @@ from pydantic import SecretStr, ValidationError
 from pydantic_settings import SettingsError
 
 from reactstep.service.errors import ServiceError
-from reactstep.service.settings import Settings
-from reactstep.service.settings_errors import settings_problems
+from reactstep.service.settings import Settings, settings_problems
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
