@@ -56,7 +56,6 @@ FORBIDDEN = [
             "reactstep.service.errors",
             "reactstep.service.schemas",
             "reactstep.service.redaction",
-            "reactstep.service.request_context",
             "reactstep.service.logs",
             "reactstep.service.metrics",
             "reactstep.service.worker_threads",

@@ -76,7 +76,7 @@ def _say_errors() -> None:
     """In a command's process whose logging nothing configured: the server's errors (something broke in
     it) as lines that name what happened; not its warnings, meant for operators (`llm gave up` after each
     retried step), as the command's own answer says what failed (Python's last resort printed them bare)."""
-    from reactstep.service.log_format import CommandFormatter
+    from reactstep.service.logs import CommandFormatter
 
     own = logging.getLogger("reactstep")
     if logging.getLogger().handlers or own.handlers:  # an application (or pytest) decides where lines go
