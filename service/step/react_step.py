@@ -18,9 +18,10 @@ from typing import Any, Literal
 from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
 from reactstep.service import logs
 from reactstep.service.errors import ContextWindowExceeded
-from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply
+from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
+from reactstep.service.llm.replies import cap_reply
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
 from reactstep.service.settings import Settings
 from reactstep.service.step.budget import (
