@@ -81,7 +81,7 @@ FORBIDDEN = [
     # the tools side: what tools touch sits below the tool modules and the registry
     *[
         (f"reactstep.tools.{sub}", f"reactstep.tools.{tool}")
-        for sub in ("store", "source", *VECTOR_ROOMS, "index", "matching", "projects")
+        for sub in ("store", "source", *VECTOR_ROOMS, "index", "matching", "projects", "writes")
         for tool in (
             "registry",
             "catalog",
