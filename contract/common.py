@@ -1,4 +1,5 @@
-"""What several bodies share: strict request models, ids, lent keys, the embedding model."""
+"""What several bodies share: strict request models, ids, paths (and the bytes a refused one names),
+lent keys, the embedding model."""
 
 import re
 from typing import Annotated, Any
@@ -50,6 +51,18 @@ FILE_PATH_SCHEMA: dict[str, Any] = {
     "maxLength": MAX_PATH_CHARS,
     "pattern": FILE_PATH_PATTERN,
 }
+
+
+def escaped_bytes(text: str) -> str:
+    """The bytes a str of a path stands for, escaped: b'\\xff\\xfe.py' for the surrogate escapes of
+    the bytes FF FE (how a URL's or a file system's non-UTF-8 name is decoded), the UTF-8 of a lone
+    surrogate from a JSON escape otherwise."""
+    try:
+        return repr(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        return repr(text.encode("utf-8", "surrogatepass"))
+
+
 MAX_ARGS = 64  # keys of tool_args and of a client tool's parameters schema
 
 

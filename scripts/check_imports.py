@@ -1,5 +1,8 @@
-"""Fail on an import cycle, an import against the layering, or a package missing from pyproject.toml.
+"""Fail on an import loop, an import against the layering, or a package missing from pyproject.toml.
 
+A loop is one among the children of a folder, at every level: its modules and its sub-folders, each
+sub-folder taken whole. So service/http/ and service/mcp/ may not import each other even when no two
+of their modules do, and a cycle of modules is a loop at the folder that holds them all.
 Every import counts, lazy and TYPE_CHECKING ones included. The folders install under one namespace
 (`service/` is `reactstep.service`, ...), so a bare `import service` is an error too.
 """
@@ -32,7 +35,11 @@ FORBIDDEN = [
     ("reactstep.service.step", "reactstep.service.http"),
     ("reactstep.service.workspace", "reactstep.service.http"),
     ("reactstep.service.workspace", "reactstep.service.step"),
-    # MCP sits beside http, over the workspace: nothing beneath it speaks MCP
+    # MCP is the SDK's server over the workspace; http serves it at /mcp (http/mcp.py), so MCP sits
+    # beneath http and nothing beneath MCP speaks it
+    ("reactstep.service.mcp", "reactstep.service.http"),
+    # a body is read as bytes and JSON; paths are judged where files are (contract/, workspace/)
+    ("reactstep.service.http.bodies", "reactstep.tools.store"),
     *[
         (low, "reactstep.service.mcp")
         for low in (
@@ -54,9 +61,9 @@ FORBIDDEN = [
         for base in (
             "reactstep.service.settings",
             "reactstep.service.errors",
+            "reactstep.service.limits",
             "reactstep.service.schemas",
             "reactstep.service.redaction",
-            "reactstep.service.request_context",
             "reactstep.service.logs",
             "reactstep.service.metrics",
             "reactstep.service.worker_threads",
@@ -74,7 +81,7 @@ FORBIDDEN = [
     # the tools side: what tools touch sits below the tool modules and the registry
     *[
         (f"reactstep.tools.{sub}", f"reactstep.tools.{tool}")
-        for sub in ("store", "source", *VECTOR_ROOMS, "index", "matching", "projects")
+        for sub in ("store", "source", *VECTOR_ROOMS, "index", "matching", "projects", "writes")
         for tool in (
             "registry",
             "catalog",
@@ -92,6 +99,7 @@ FORBIDDEN = [
             "project_overview",
             "read_file",
             "replace_in_file",
+            "write_flow",
         )
     ],
     *[
@@ -190,6 +198,55 @@ def within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+def rule_problems(graph: dict[str, set[str]]) -> list[str]:
+    """Each import against FORBIDDEN, and each loop between folders (folder_loops)."""
+    problems = [
+        f"{importer} imports {dep}: {low} must not import {high}"
+        for importer, deps in sorted(graph.items())
+        for dep in sorted(deps)
+        for low, high in FORBIDDEN
+        if within(importer, low) and within(dep, high)
+    ]
+    return problems + folder_loops(graph)
+
+
+def siblings(importer: str, dep: str) -> tuple[str, str, str]:
+    """The folder holding both modules, and the child of it (a module or a sub-folder) each is in."""
+    ours, theirs = importer.split("."), dep.split(".")
+    common = 0
+    while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
+        common += 1
+    parent = ".".join(ours[:common])
+    return parent, ".".join(ours[: common + 1]), ".".join(theirs[: common + 1])
+
+
+def folder_loops(graph: dict[str, set[str]]) -> list[str]:
+    """One line per loop among the children of one folder, naming an import behind each step of it."""
+    children: dict[str, dict[str, set[str]]] = {}
+    behind: dict[tuple[str, str], tuple[str, str]] = {}
+    for importer, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if within(dep, importer) or within(importer, dep):  # a package and its own modules
+                continue
+            parent, ours, theirs = siblings(importer, dep)
+            units = children.setdefault(parent, {})
+            units.setdefault(ours, set()).add(theirs)
+            units.setdefault(theirs, set())
+            behind.setdefault((ours, theirs), (importer, dep))
+    problems = []
+    for parent, units in sorted(children.items()):
+        for loop in cycles(units):
+            steps = [
+                f"{importer} imports {dep}"
+                for ours in loop
+                for theirs in loop
+                if (ours, theirs) in behind
+                for importer, dep in [behind[ours, theirs]]
+            ]
+            problems.append(f"import loop in {parent} among {', '.join(loop)}: " + "; ".join(steps))
+    return problems
+
+
 def main() -> int:
     files = sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
     modules = {module_name(path) for path in files}
@@ -204,13 +261,7 @@ def main() -> int:
         name: {dep for dep in deps if not any(m.startswith(dep + ".") for m in modules)}
         for name, deps in graph.items()
     }
-    for importer, deps in sorted(graph.items()):
-        for dep in sorted(deps):
-            for low, high in FORBIDDEN:
-                if within(importer, low) and within(dep, high):
-                    problems.append(f"{importer} imports {dep}: {low} must not import {high}")
-    for component in cycles(graph):
-        problems.append("import cycle among: " + ", ".join(component))
+    problems += rule_problems(graph)
     declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     present = {module_name(path) for path in files if path.name == "__init__.py"}
     problems += [f"package {p} is not in pyproject.toml's packages" for p in sorted(present - declared)]

@@ -25,8 +25,7 @@ from pydantic import SecretStr, ValidationError
 from pydantic_settings import SettingsError
 
 from reactstep.service.errors import ServiceError
-from reactstep.service.settings import Settings
-from reactstep.service.settings_errors import settings_problems
+from reactstep.service.settings import Settings, settings_problems
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -77,7 +76,7 @@ def _say_errors() -> None:
     """In a command's process whose logging nothing configured: the server's errors (something broke in
     it) as lines that name what happened; not its warnings, meant for operators (`llm gave up` after each
     retried step), as the command's own answer says what failed (Python's last resort printed them bare)."""
-    from reactstep.service.log_format import CommandFormatter
+    from reactstep.service.logs import CommandFormatter
 
     own = logging.getLogger("reactstep")
     if logging.getLogger().handlers or own.handlers:  # an application (or pytest) decides where lines go

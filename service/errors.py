@@ -42,7 +42,7 @@ Tool failures the model can fix are not errors here: they are observations with 
 import math
 from typing import Any, ClassVar
 
-from reactstep.service import request_context
+from reactstep.service import logs as request_context
 from reactstep.service.redaction import scrub
 
 

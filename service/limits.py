@@ -7,14 +7,11 @@ field lengths       schemas.py / openapi.yaml       422 validation_failed naming
 list and map sizes  contract (maxItems, maxProperties)  422 validation_failed naming the field, its size
                                                     and the bound (history_too_long for the history)
 llm max_tokens      check_max_tokens                422 max_tokens_too_large
-model reply size    cap_reply                       cut to MAX_REPLY_CHARS, noted
+model reply size    llm.replies.cap_reply           cut to MAX_REPLY_CHARS, noted
 requests at work    http.admission                  503 overloaded
 """
 
-from dataclasses import replace
-
 from reactstep.service.errors import MaxTokensTooLarge
-from reactstep.service.llm.protocol import LLMReply
 
 MAX_JSON_DEPTH = 32  # deeper than any body the API defines; stops a recursion bomb before pydantic
 # What a parser may be asked to build from one body. A body at the size limit holds at most a few
@@ -32,11 +29,3 @@ def check_max_tokens(requested: int | None, cap: int) -> None:
         raise MaxTokensTooLarge(
             f"llm_config.max_tokens is {requested}; the limit is {cap} (REACTSTEP_LLM_MAX_TOKENS_CAP)"
         )
-
-
-def cap_reply(reply: LLMReply, max_chars: int = MAX_REPLY_CHARS) -> tuple[LLMReply, str | None]:
-    """The reply cut to max_chars (as if it had hit its token limit), and a note when it was cut."""
-    if len(reply.text) <= max_chars:
-        return reply, None
-    note = f"The model's reply ({len(reply.text)} characters) was cut to the first {max_chars}."
-    return replace(reply, text=reply.text[:max_chars], finish_reason="length"), note

@@ -10,8 +10,7 @@ from reactstep.service.llm.gateway import LiteLLMGateway
 from reactstep.service.llm.metered import MeteredGateway
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.metrics import Metrics
-from reactstep.service.settings import Settings
-from reactstep.service.settings_errors import RefusedSetting
+from reactstep.service.settings import RefusedSetting, Settings
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.embedding.embeddings import MODEL_NAME, Embedder, LocalEmbedder
 from reactstep.tools.embedding.local_models import local_model

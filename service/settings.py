@@ -1,15 +1,14 @@
-"""The one settings model; every field is read from an env var prefixed REACTSTEP_."""
+"""The one settings model (every field read from an env var prefixed REACTSTEP_), and an invalid setting
+as one line an operator can act on."""
 
-import os
 import re
+import types
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_core import PydanticCustomError
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from reactstep.service.removed_settings import removed_problems
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 # An origin as a browser sends it: scheme://host[:port], no path; "*" is any origin.
 ORIGIN = re.compile(r"\*|[a-z][a-z0-9+.-]*://[^/\s?#]+")
@@ -37,6 +36,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="REACTSTEP_", extra="ignore")
 
+    # Serving
     data_dir: Path = Field(
         Path("./.reactstep"),
         description="Where embedded data lives: the local object store, the embedded vector store, the "
@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     )
     port: int = Field(8000, description="Port `reactstep serve` listens on.")
 
+    # The model
     llm_model: str = Field(
         "openai/gpt-4o-mini",
         description="Default litellm model name; a request's llm_config.model overrides it.",
@@ -105,6 +106,7 @@ class Settings(BaseSettings):
         description="Context window, in tokens, of models litellm does not know (set a local model's own).",
     )
 
+    # Storage
     storage_backend: Literal["local", "s3"] = Field(
         "local", description="Object store: a directory under data_dir, or S3/R2/MinIO that replicas share."
     )
@@ -123,6 +125,7 @@ class Settings(BaseSettings):
         description="Connect and read timeout of one S3 call: a stalled store fails a request, not holds it.",
     )
 
+    # Vectors and embeddings
     vector_backend: Literal["embedded", "qdrant"] = Field(
         "embedded",
         description="Qdrant's engine in-process (embedded: one process) or a Qdrant server (replicas).",
@@ -151,6 +154,7 @@ class Settings(BaseSettings):
         description="CPU threads for the local embedder; 0: all cores (set it when replicas share one host).",
     )
 
+    # Approvals, files and versions
     approval_secret: SecretStr | None = Field(
         None,
         description="Key signing approval tokens; every replica needs the same one. Unset: a random "
@@ -180,6 +184,7 @@ class Settings(BaseSettings):
         description="Days a replaced file version stays readable (a path's last 100 always are): how far "
         "back a lost change can be recovered, against the storage it costs.",
     )
+    # Requests: bodies, keys, admission
     max_body_bytes: int = Field(
         16_000_000,
         gt=0,
@@ -206,6 +211,7 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest a client may take to send a body (408 after); it holds no slot meanwhile.",
     )
+    # What the server shows: prompts, logs, browsers
     debug_prompt: bool = Field(
         False,
         description="Return the rendered prompt in react_step responses, to see exactly what the model read.",
@@ -224,17 +230,6 @@ class Settings(BaseSettings):
         "headers, and /mcp refuses any request with an Origin (403). '*' allows any origin; credentials "
         "are never allowed, the key travels in Authorization.",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _none_removed(cls, data: Any) -> Any:
-        # pydantic-settings reads only the fields' variables, so a removed one would do nothing unseen.
-        prefix = cls.model_config.get("env_prefix", "")
-        named = [name.upper().removeprefix(prefix) for name in os.environ if name.upper().startswith(prefix)]
-        problems = removed_problems([*named, *(data if isinstance(data, dict) else ())])
-        if problems:
-            raise PydanticCustomError("removed_setting", "\n".join(problems))
-        return data
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
@@ -263,3 +258,70 @@ class Settings(BaseSettings):
     def models_root(self) -> Path:
         """Where derived model files (such as an ONNX export) are cached."""
         return self.data_dir / "models"
+
+
+# An invalid setting as one line an operator can act on: the variable, what is wrong, the accepted
+# form; never the value itself, which may be a key.
+_FIELD = re.compile(r'field "(\w+)"')
+
+
+class RefusedSetting(SettingsError):
+    """A setting the model accepts but a back-end refuses when the app is built (an unknown local
+    embedding model): one line, like any invalid setting."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(problem)
+        self.name = name
+        self.problem = problem
+
+
+_BOUNDS = {Ge: ">= {}", Gt: "> {}", Le: "<= {}", Lt: "< {}"}
+
+
+def settings_problems(error: Exception) -> list[str] | None:
+    """One line per invalid setting, or None when `error` is not about the settings."""
+    if isinstance(error, RefusedSetting):
+        return [f"{_variable(error.name)}: {error.problem}"]
+    if isinstance(error, SettingsError):  # a list or object setting that is not JSON
+        found = _FIELD.search(str(error))
+        if found is None or found[1] not in Settings.model_fields:
+            return [str(error)]
+        return [f"{_variable(found[1])}: not valid JSON; expected {_form(found[1])}"]
+    if not isinstance(error, ValidationError) or error.title != Settings.__name__:
+        return None
+    lines = []
+    for problem in error.errors(include_input=False, include_url=False):
+        name = str(problem["loc"][0]) if problem["loc"] else ""
+        if name in Settings.model_fields:
+            lines.append(f"{_variable(name)}: {problem['msg']}; expected {_form(name)}")
+        else:
+            lines.append(f"settings: {problem['msg']}")
+    return lines
+
+
+def _variable(name: str) -> str:
+    return f"REACTSTEP_{name.upper()}"
+
+
+def _form(name: str) -> str:
+    field = Settings.model_fields[name]
+    bounds = [_BOUNDS[type(rule)].format(_bound(rule)) for rule in field.metadata if type(rule) in _BOUNDS]
+    shape = _kind(field.annotation) + (f" {' and '.join(bounds)}" if bounds else "")
+    return f"{shape} ({field.description})" if field.description else shape
+
+
+def _bound(rule: Any) -> Any:
+    return next(value for key in ("ge", "gt", "le", "lt") if (value := getattr(rule, key, None)) is not None)
+
+
+def _kind(annotation: Any) -> str:
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        kinds = [_kind(argument) for argument in get_args(annotation) if argument is not type(None)]
+        return " or ".join(kinds) + " (or unset)"
+    if origin is Literal:
+        return "one of " + ", ".join(str(choice) for choice in get_args(annotation))
+    if origin is list:
+        return 'a JSON list of strings, e.g. ["a", "b"]'
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "text", Path: "a path"}
+    return names.get(annotation, "text" if annotation is SecretStr else str(annotation))

@@ -40,7 +40,7 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("script", ["scripts/api_table.py", "scripts/settings_table.py"])
+@pytest.mark.parametrize("script", ["scripts/api_table.py", "scripts/settings_table.py", "scripts/layout.py"])
 def test_the_generated_tables_are_current(script: str) -> None:
     checked = subprocess.run(
         [sys.executable, str(ROOT / script), "--check"], capture_output=True, text=True, timeout=60

@@ -4,7 +4,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.registry import Observation, ToolContext, ToolSpec
-from reactstep.tools.writes.flow import Change, run_write
+from reactstep.tools.write_flow import Change, run_write
 
 
 class CreateFileArgs(BaseModel):

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.registry import Observation, ToolContext, ToolSpec
+from reactstep.tools.write_flow import Change, run_write
 from reactstep.tools.writes.diffs import ends_a_line
-from reactstep.tools.writes.flow import Change, run_write
 
 Operation = Literal["insert", "delete", "replace"]
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reactstep.tools.errors import ToolError
 from reactstep.tools.matching.regex import InvalidRegex, compile_re2
 from reactstep.tools.registry import Observation, ToolContext, ToolSpec
-from reactstep.tools.writes.flow import Change, run_write
+from reactstep.tools.write_flow import Change, run_write
 
 # \1..\99, \g<name or number>, or an escaped character, in a regex replacement.
 _TEMPLATE_ESCAPE = re.compile(r"\\(?:(\d{1,2})|g<([^<>]*)>|(.))", re.DOTALL)

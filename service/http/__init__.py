@@ -1,1 +1,1 @@
-"""The HTTP face of the server: the app, its endpoints, bodies, keys, admission, readiness and serving."""
+"""The HTTP face of the server: the app, its endpoints and /mcp, bodies, keys, admission and serving."""

@@ -18,10 +18,10 @@ from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddlewa
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.http.bodies import error_response
 from reactstep.service.http.direct import DirectRoutes
+from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.logs import stamp_request_ids
-from reactstep.service.mcp.http import mcp_endpoint, open_mcp
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings

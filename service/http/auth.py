@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from reactstep.service import request_context
+from reactstep.service import logs
 from reactstep.service.errors import ForbiddenProject, Unauthorized
 from reactstep.service.settings import Settings
 
@@ -130,7 +130,7 @@ def authorize_project(scope: Scope, project_id: str) -> str:
     grant = scope.get("state", {}).get("grant")
     if not isinstance(grant, Grant):  # no AuthMiddleware ran: refuse rather than trust
         raise Unauthorized("this request was not authenticated")
-    request_context.note(project=project_id)
+    logs.note(project=project_id)
     if not grant.allows(project_id):
         raise ForbiddenProject(f"this API key may not use project {project_id!r}")
     return project_id

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope
 
+from reactstep.contract.common import escaped_bytes
 from reactstep.service.errors import (
     BadRequest,
     HistoryTooLong,
@@ -23,7 +24,6 @@ from reactstep.service.http.json_shape import check_json_shape
 from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.redaction import remember_request_secrets
 from reactstep.service.worker_threads import on_worker
-from reactstep.tools.store.paths import escaped_bytes
 
 Model = TypeVar("Model", bound=BaseModel)
 

@@ -18,12 +18,12 @@ from reactstep.service.http.bodies import (
     read_limited,
     read_model,
 )
-from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.readiness import check_readiness
 from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_client_tools
+from reactstep.service.step.manifest import describe_tools
 from reactstep.service.step.overview_section import read_requested_overview
 from reactstep.service.step.react_step import run_react_step
 from reactstep.service.step.streaming import open_step_stream

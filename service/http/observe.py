@@ -1,6 +1,6 @@
 """The outermost middleware: every request gets an id, one log line and its metrics.
 
-    X-Request-ID (1-128 of A-Z a-z 0-9 _ . : -) or a new id ─► request context (request_context.py)
+    X-Request-ID (1-128 of A-Z a-z 0-9 _ . : -) or a new id ─► request context (logs.py)
     ─► the app (every layer may note fields; error bodies carry the id) ─► the answer, with
     X-Request-ID ─► metrics (route template, status, seconds) and one log line:
     {"message": "request", "method", "route", "status", "duration_ms", "project", "error", ...}
@@ -22,9 +22,8 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reactstep.service.errors import error_body
-from reactstep.service.logs import log_line
+from reactstep.service.logs import RequestContext, accept_request_id, begin, end, log_line
 from reactstep.service.metrics import Metrics
-from reactstep.service.request_context import RequestContext, accept_request_id, begin, end
 
 logger = logging.getLogger("reactstep.http")
 UNMATCHED = "unmatched"  # no route: the path itself would give the metrics unbounded labels

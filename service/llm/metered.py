@@ -4,7 +4,7 @@ metrics and the request's log line (model, provider, llm_attempts, llm_ms, the t
 import time
 from collections.abc import AsyncIterator
 
-from reactstep.service import request_context
+from reactstep.service import logs
 from reactstep.service.errors import UpstreamError
 from reactstep.service.llm.gateway import provider_of
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
@@ -55,7 +55,7 @@ class MeteredGateway:
         usage = reply.usage
         cached = usage.cached_tokens or 0  # the counter adds what providers say they cached
         self.metrics.llm_tokens(provider, usage.prompt_tokens, usage.completion_tokens, cached)
-        request_context.note(
+        logs.note(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cached_tokens=usage.cached_tokens,
@@ -64,11 +64,11 @@ class MeteredGateway:
     def _attempt(self, request: LLMRequest, provider: str, outcome: str, started: float) -> None:
         seconds = time.perf_counter() - started
         self.metrics.llm_call(provider, outcome, seconds, retry=request.attempt > 0)
-        request_context.add("llm_ms", round(seconds * 1000, 3))
+        logs.add("llm_ms", round(seconds * 1000, 3))
 
 
 def _begin(request: LLMRequest, provider: str) -> float:
-    request_context.note(model=request.model, provider=provider, llm_attempts=request.attempt + 1)
+    logs.note(model=request.model, provider=provider, llm_attempts=request.attempt + 1)
     return time.perf_counter()
 
 

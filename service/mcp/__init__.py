@@ -1,1 +1,1 @@
-"""MCP: the tool registry for IDE agents, over streamable HTTP at /mcp/{project_id} and over stdio."""
+"""MCP: the tool registry for IDE agents as the SDK's server, over stdio and behind /mcp/{project_id}."""

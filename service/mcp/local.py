@@ -3,9 +3,9 @@
 from typing import Any
 
 from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
-from reactstep.service.http.manifest import describe_tools
 from reactstep.service.mcp.server import ToolCall
 from reactstep.service.runtime import Runtime
+from reactstep.service.step.manifest import describe_tools
 from reactstep.service.workspace.calls import execute_action
 
 

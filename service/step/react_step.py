@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 from reactstep.contract.prompt_fit import PromptFit
 from reactstep.contract.step import HistoryItem, LLMRequestSeen, ReactStepRequest, ReactStepResponse, Timing
-from reactstep.service import request_context
+from reactstep.service import logs
 from reactstep.service.errors import ContextWindowExceeded
-from reactstep.service.limits import MAX_REPLY_CHARS, cap_reply
+from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest, Message
+from reactstep.service.llm.replies import cap_reply
 from reactstep.service.llm.retries import Attempts, RetryPolicy, complete_with_retries
 from reactstep.service.llm.server_facts import streams_tool_calls
 from reactstep.service.settings import Settings
@@ -107,7 +108,7 @@ def prepare_step(
     """
     started = time.perf_counter()
     if request.max_iterations_left == 0:
-        request_context.note(step_status="max_iterations_reached")
+        logs.note(step_status="max_iterations_reached")
         return ReactStepResponse(session_id=request.session_id, status="max_iterations_reached")
     tools = step_tools(request, registry)
     llm_request, facts = resolve_llm_request(request.llm_config, request.user_api_keys, settings)
@@ -276,7 +277,7 @@ def finish_step(
     response.tool_results = prepared.tool_results
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
-    request_context.note(step_status=response.status, retries=retries)
+    logs.note(step_status=response.status, retries=retries)
     return response
 
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteActionResponse
-from reactstep.service import request_context
+from reactstep.service import logs
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.failures import translated_backend_errors
@@ -72,7 +72,7 @@ def _answer(
 def _measure(tool: str, elapsed_ms: float, is_error: bool, runtime: Runtime) -> None:
     """The run, into the metrics (by a registered tool's name only) and the request's log line."""
     runtime.metrics.tool_call(tool, elapsed_ms / 1000, is_error)
-    request_context.note(tool=tool, tool_ms=round(elapsed_ms, 3), is_error=is_error)
+    logs.note(tool=tool, tool_ms=round(elapsed_ms, 3), is_error=is_error)
 
 
 def tool_context(request: ExecuteActionRequest, runtime: Runtime, store: ObjectStore) -> ToolContext:

@@ -16,9 +16,9 @@ from starlette.testclient import TestClient
 
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
-from reactstep.service.http.manifest import describe_tools
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
+from reactstep.service.step.manifest import describe_tools
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.store.local import LocalStore

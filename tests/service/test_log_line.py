@@ -12,11 +12,17 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from reactstep.service import request_context
-from reactstep.service.log_format import CommandFormatter
-from reactstep.service.logs import JsonFormatter, TextFormatter, log_event, log_line, stamp_request_ids
+from reactstep.service import logs
+from reactstep.service.logs import (
+    CommandFormatter,
+    JsonFormatter,
+    RequestContext,
+    TextFormatter,
+    log_event,
+    log_line,
+    stamp_request_ids,
+)
 from reactstep.service.redaction import REDACTED, install_log_scrubber, remember_request_secrets
-from reactstep.service.request_context import RequestContext
 
 KEY = "sk-request-key-0123456789"
 FIELDS = {"method": "POST", "route": "/api/agent/execute_action", "status": 200, "duration_ms": 1.5}
@@ -46,12 +52,12 @@ def both_paths(logger: logging.Logger, formatter: logging.Formatter, fields: dic
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)
     logger.addHandler(handler)
-    token = request_context.begin(RequestContext("req-1"))
+    token = logs.begin(RequestContext("req-1"))
     try:
         log_line(logger, logging.INFO, "request", "req-1", dict(fields))
         log_event(logger, logging.INFO, "request", **fields)
     finally:
-        request_context.end(token)
+        logs.end(token)
     return [TS.sub("<ts>", line) for line in stream.getvalue().splitlines()]
 
 

@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from reactstep.service.log_format import JsonFormatter, LineFormatter
-from reactstep.service.log_handler import MAX_HELD, TurnHandler
-from reactstep.service.logs import log_line
+from reactstep.service.logs import MAX_HELD, JsonFormatter, LineFormatter, TurnHandler, log_line
 
 
 class Verbatim(LineFormatter):

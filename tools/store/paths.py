@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import unquote
 
+from reactstep.contract.common import escaped_bytes
 from reactstep.tools.errors import UnsafePath
 
 MAX_PATH_CHARS = 1024
@@ -46,16 +47,6 @@ def normalize_path(raw: str) -> str:
             f"a part of the path is longer than {MAX_PART_BYTES} bytes, more than a file system holds"
         )
     return posixpath.join(*parts) if parts else ""
-
-
-def escaped_bytes(text: str) -> str:
-    """The bytes a str of a path stands for, escaped: b'\\xff\\xfe.py' for the surrogate escapes of
-    the bytes FF FE (how a URL's or a file system's non-UTF-8 name is decoded), the UTF-8 of a lone
-    surrogate from a JSON escape otherwise."""
-    try:
-        return repr(text.encode("utf-8", "surrogateescape"))
-    except UnicodeEncodeError:
-        return repr(text.encode("utf-8", "surrogatepass"))
 
 
 def fold_key(path: str) -> str:

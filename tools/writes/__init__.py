@@ -1,1 +1,1 @@
-"""The write machinery: approval tokens, the preview-then-write flow and diffs."""
+"""The write machinery beneath the tools: approval tokens and diffs (write_flow.py runs a write on them)."""

@@ -4,8 +4,9 @@ import unicodedata
 
 import pytest
 
+from reactstep.contract.common import escaped_bytes
 from reactstep.tools.errors import UnsafePath
-from reactstep.tools.store.paths import escaped_bytes, fold_key, normalize_path, twin_in, twins
+from reactstep.tools.store.paths import fold_key, normalize_path, twin_in, twins
 
 NFC = "docs/café.md"
 NFD = unicodedata.normalize("NFD", NFC)

@@ -2,15 +2,20 @@
 REACTSTEP_ variable the docs, the contract and the scripts name is a setting."""
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from reactstep.client import config as client_config
 from reactstep.service.settings import Settings
-from reactstep.service.settings_table import BEGIN, END, TO_KNOW, settings_table, with_table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+try:
+    from settings_table import BEGIN, END, TO_KNOW, settings_table, with_table  # type: ignore[import-not-found]
+finally:
+    sys.path.remove(str(ROOT / "scripts"))
 NAMED_IN = [
     "README.md",
     "docs/*.md",
