@@ -1,10 +1,9 @@
 """Rewrite docs/http-api.md's tables from the contract and the error types (`--check`: exit 1 when stale).
 
-The endpoints table comes from openapi.yaml; the error codes table from service/errors.py's ServiceError
-subclasses, grouped by HTTP status.
+The endpoints table comes from openapi.yaml; the error codes table from the error tree (every subclass
+of contract/errors.py's ServiceError, in service/ and tools/), grouped by HTTP status.
 """
 
-import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,11 @@ from typing import Any
 import yaml
 from generated_page import write_or_check
 
-from reactstep.service import errors
+from reactstep.contract.errors import ServiceError
+from reactstep.service import errors as service_errors
+from reactstep.tools import errors as tools_errors
+
+LEAVES = (service_errors, tools_errors)  # imported so that every leaf of the tree is a known subclass
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "http-api.md"
@@ -22,14 +25,15 @@ ENDPOINTS = (
     "<!-- end of the endpoints table -->",
 )
 ERRORS = (
-    "<!-- errors table: made by scripts/api_table.py from service/errors.py; do not edit -->",
+    "<!-- errors table: made by scripts/api_table.py from the error tree; do not edit -->",
     "<!-- end of the errors table -->",
 )
 WHEN = {
     400: "a malformed request",
     401: "no valid service key",
     403: "the key, the browser origin or the server's policy (a provider, an api_base) may not do this",
-    404: "no such project, file or version",
+    404: "no such project, file or version, or no such route",
+    405: "a known path asked with a method it does not answer (with Allow)",
     408: "the body came too slowly",
     409: "the project changed in a way the request did not expect: fetch, then retry",
     412: "an If-Match / If-None-Match header no longer holds; nothing was changed",
@@ -59,12 +63,23 @@ def endpoints_table(contract: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def error_tree() -> list[type[ServiceError]]:
+    """Every class of the error tree: the root and each subclass, once."""
+    found: list[type[ServiceError]] = []
+    pending: list[type[ServiceError]] = [ServiceError]
+    while pending:
+        kind = pending.pop()
+        if kind not in found:
+            found.append(kind)
+            pending.extend(kind.__subclasses__())
+    return found
+
+
 def errors_table() -> str:
     """One row per HTTP status an error can have: when, and every code with that status."""
     codes: dict[int, set[str]] = {}
-    for _, kind in inspect.getmembers(errors, inspect.isclass):
-        if issubclass(kind, errors.ServiceError) and kind.__module__ == errors.__name__:
-            codes.setdefault(kind.status, set()).add(kind.code)
+    for kind in error_tree():
+        codes.setdefault(kind.status, set()).add(kind.code)
     rows = ["| status | when | codes |", "|---|---|---|"]
     for status in sorted(codes):
         named = ", ".join(f"`{code}`" for code in sorted(codes[status]))

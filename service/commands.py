@@ -114,7 +114,7 @@ def local_mcp(project_id: str, output: IO[bytes]) -> int:
         require_project(project_id, runtime)
         run_stdio(build_server(local_tools(runtime), local_caller(runtime), project_id), output)
     except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc.message}", file=sys.stderr)
         return 1
     finally:
         runtime.vectors.close()
@@ -142,7 +142,7 @@ def _reporting_settings(run: Callable[[argparse.Namespace], int]) -> Callable[[a
             print(*(f"error: {line}" for line in str(exc).splitlines()), sep="\n", file=sys.stderr)
             return 2
         except ServiceError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {exc.message}", file=sys.stderr)
             return 1
 
     return reporting

@@ -1,105 +1,88 @@
-"""Errors as named data: each carries an HTTP status and a stable code.
+"""The service's errors, the leaves of the one tree (its root and families in contract/errors.py,
+the tools' branch in tools/errors.py), and the one renderer of every error answer.
 
-    ServiceError (500, internal_error)
-    ├── BadRequest (400, bad_request)
+    ServiceError (500, internal_error)                    contract
+    ├── BadRequest (400, bad_request)                     contract
     │   ├── InvalidJSON (400, invalid_json)
     │   ├── JSONTooDeep (400, json_too_deep)
     │   ├── ContextWindowExceeded (400, context_window_exceeded)
     │   ├── InvalidDigest (400, invalid_digest)
     │   ├── DigestMismatch (400, digest_mismatch)
-    │   ├── ValidationFailed (422, validation_failed)
-    │   │   ├── HistoryTooLong (422, history_too_long)
-    │   │   ├── MaxTokensTooLarge (422, max_tokens_too_large)
-    │   │   └── InvalidPath (422, invalid_path)
-    │   └── PayloadTooLarge (413, payload_too_large)
-    ├── Unauthorized (401, unauthorized)
+    │   ├── RequestTimeout (408, request_timeout)
+    │   ├── PayloadTooLarge (413, payload_too_large)
+    │   └── ValidationFailed (422, validation_failed)     contract
+    │       ├── HistoryTooLong (422, history_too_long)
+    │       ├── MaxTokensTooLarge (422, max_tokens_too_large)
+    │       └── UnsafePath (422, invalid_path)            tools
+    ├── Unauthorized (401, unauthorized)                  with its WWW-Authenticate challenge
     ├── ForbiddenProject (403, forbidden_project)
     ├── ForbiddenOrigin (403, forbidden_origin)
-    ├── ForbiddenApiBase (403, api_base_not_allowed)    well formed, refused by the server's policy
+    ├── ForbiddenApiBase (403, api_base_not_allowed)      well formed, refused by the server's policy
     ├── ForbiddenProvider (403, provider_not_allowed)
-    ├── NotFound (404, not_found)
-    │   ├── UnknownProject (404, project_not_found)
+    ├── NotFound (404, not_found)                         contract; also an unknown route
     │   ├── FileNotFound (404, file_not_found)
-    │   └── VersionNotFound (404, version_not_found)
-    ├── Conflict (409, conflict)
+    │   ├── VersionNotFound (404, version_not_found)      tools' VersionNotKept has its code too
+    │   └── ProjectNotFound (404, project_not_found)      tools
+    ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
+    ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
     │   └── NameCollision (409, name_collision)
-    ├── PreconditionFailed (412, precondition_failed)
-    ├── Overloaded (503, overloaded)
-    └── UpstreamError (502, upstream_error)
+    ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
+    ├── Overloaded (503, overloaded)                      with Retry-After
+    └── UpstreamError (502, upstream_error)               contract; Retry-After when the provider said
         ├── LLMAuthFailed (502, llm_auth_failed)
         ├── LLMBadResponse (502, llm_bad_response)
+        │   └── EmptyStream (502, llm_bad_response)   a 200 stream closed with no chunk
         ├── LLMRateLimited (503, llm_rate_limited)
         ├── LLMUnavailable (503, llm_unavailable)
         ├── LLMTimeout (504, llm_timeout)
-        ├── StorageUnavailable (503, storage_unavailable)
-        ├── VectorStoreUnavailable (503, vector_store_unavailable)
         ├── EmbeddingUnavailable (503, embedding_unavailable)
-        └── EmbeddingFailed (502, embedding_failed)
+        └── StoreUnavailable (503, storage_unavailable), VectorStoreUnavailable (503,
+            vector_store_unavailable), EmbeddingError (502, embedding_failed)         tools
 
-Tool failures the model can fix are not errors here: they are observations with is_error true.
+Tool failures the model can fix (tools' ToolError) are observations with is_error true, not answers.
+Every error body is written by error_body (a response: error_response; an SSE event:
+step/streaming.py's error_event): the code, the message with known secrets scrubbed, the details,
+and the id of the request it answers.
 """
 
-import math
-from typing import Any, ClassVar
+from typing import Any
 
-from reactstep.service import logs as request_context
+from starlette.responses import JSONResponse
+
+# The families both branches subclass live in contract/errors.py; the service names them here, beside
+# its own leaves, so one import gives a service module every error it raises.
+from reactstep.contract.errors import BadRequest as BadRequest
+from reactstep.contract.errors import Conflict as Conflict
+from reactstep.contract.errors import NotFound as NotFound
+from reactstep.contract.errors import ServiceError as ServiceError
+from reactstep.contract.errors import UpstreamError as UpstreamError
+from reactstep.contract.errors import ValidationFailed as ValidationFailed
+from reactstep.service import logs
 from reactstep.service.redaction import scrub
 
-
-class ServiceError(Exception):
-    """A failure with an HTTP status and a stable machine-readable code."""
-
-    status: ClassVar[int] = 500
-    code: ClassVar[str] = "internal_error"
-
-    def __init__(self, message: str, *, details: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.details = details
-
-    def headers(self) -> dict[str, str]:
-        """Headers the answer carries besides the body (none, unless a subclass says)."""
-        return {}
-
-    def to_body(self) -> dict[str, Any]:
-        """The JSON error body: {error: {code, message[, details], request_id}}."""
-        return error_body(self.code, self.message, self.details)
+INTERNAL_ERROR = "internal error; see the server log"  # a bug's answer: its cause is for the log
 
 
-def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+def error_body(error: ServiceError) -> dict[str, Any]:
     """Every error body the service sends, in a response or an event: the code, the message with
     known secrets scrubbed, and the id of the request it answers (when serving one), so a client's
     report finds the server's log lines. The code is noted for the request's log line."""
-    error: dict[str, Any] = {"code": code, "message": scrub(message)}
-    if details is not None:
-        error["details"] = details
-    if (request_id := request_context.current_request_id()) is not None:
-        error["request_id"] = request_id
-        request_context.note(error=code)
-    return {"error": error}
+    body: dict[str, Any] = {"code": error.code, "message": scrub(error.message)}
+    if error.details is not None:
+        body["details"] = error.details
+    if (request_id := logs.current_request_id()) is not None:
+        body["request_id"] = request_id
+        logs.note(error=error.code)
+    return {"error": body}
 
 
-class BadRequest(ServiceError):
-    status = 400
-    code = "bad_request"
+def error_response(error: ServiceError) -> JSONResponse:
+    """An error's HTTP answer: its status, its body and its headers (Retry-After, ETag, ...)."""
+    return JSONResponse(error_body(error), status_code=error.status, headers=error.headers())
 
 
 class InvalidJSON(BadRequest):
     code = "invalid_json"
-
-
-class ValidationFailed(BadRequest):
-    status = 422
-    code = "validation_failed"
-
-    @classmethod
-    def naming(cls, details: list[dict[str, str]], total: int | None = None) -> "ValidationFailed":
-        """A 422 for fields that do not match the schema, its message naming each (a client that
-        shows only the message, as the CLI does, still says what to fix); `total`: the problems
-        found, when `details` holds only the first of them."""
-        more = f" (the first {len(details)} of {total} problems)" if total and total > len(details) else ""
-        named = "; ".join(f"{detail['field']}: {detail['message']}" for detail in details)
-        return cls(f"the request body does not match the schema{more}: {named}", details=details)
 
 
 class PayloadTooLarge(BadRequest):
@@ -160,6 +143,10 @@ class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
 
+    def headers(self) -> dict[str, str]:
+        """The challenge a 401 carries (RFC 9110): how to authenticate."""
+        return {"www-authenticate": 'Bearer realm="reactstep"'}
+
 
 class ForbiddenProject(ServiceError):
     status = 403
@@ -172,17 +159,29 @@ class ForbiddenOrigin(ServiceError):
 
 
 class Overloaded(ServiceError):
+    """The server is at its limit of requests: answered at once, with when to come back."""
+
     status = 503
     code = "overloaded"
 
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
-class NotFound(ServiceError):
-    status = 404
-    code = "not_found"
 
+class MethodNotAllowed(ServiceError):
+    """A known path asked with a method none of its routes answers."""
 
-class UnknownProject(NotFound):
-    code = "project_not_found"
+    status = 405
+    code = "method_not_allowed"
+
+    def __init__(self, message: str, *, allowed: list[str]) -> None:
+        super().__init__(message)
+        self.allowed = allowed
+
+    def headers(self) -> dict[str, str]:
+        """Allow names every method the path answers."""
+        return {"allow": ", ".join(self.allowed)}
 
 
 class FileNotFound(NotFound):
@@ -191,17 +190,6 @@ class FileNotFound(NotFound):
 
 class VersionNotFound(NotFound):
     code = "version_not_found"
-
-
-class InvalidPath(ValidationFailed):
-    code = "invalid_path"
-
-
-class Conflict(ServiceError):
-    """The project changed in a way the request did not expect: fetch, then retry."""
-
-    status = 409
-    code = "conflict"
 
 
 class NameCollision(Conflict):
@@ -223,21 +211,6 @@ class PreconditionFailed(ServiceError):
     def headers(self) -> dict[str, str]:
         """The file's current ETag, so a client need not parse the message to find it."""
         return {} if self.etag is None else {"etag": f'"{self.etag}"'}
-
-
-class UpstreamError(ServiceError):
-    status = 502
-    code = "upstream_error"
-    # Seconds the provider asked us to wait (its Retry-After header), when it said.
-    retry_after_s: float | None = None
-    # The provider's HTTP status, when it answered with one.
-    upstream_status: int | None = None
-
-    def headers(self) -> dict[str, str]:
-        """The provider's Retry-After, passed on (whole seconds, rounded up), when it sent one."""
-        if self.retry_after_s is None:
-            return {}
-        return {"retry-after": str(math.ceil(self.retry_after_s))}
 
 
 class LLMAuthFailed(UpstreamError):
@@ -267,22 +240,8 @@ class LLMTimeout(UpstreamError):
     code = "llm_timeout"
 
 
-class StorageUnavailable(UpstreamError):
-    status = 503
-    code = "storage_unavailable"
-
-
-class VectorStoreUnavailable(UpstreamError):
-    status = 503
-    code = "vector_store_unavailable"
-
-
 class EmbeddingUnavailable(UpstreamError):
     """A remote embedding model that cannot be reached or answers 5xx (not the step's LLM)."""
 
     status = 503
     code = "embedding_unavailable"
-
-
-class EmbeddingFailed(UpstreamError):
-    code = "embedding_failed"

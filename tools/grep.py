@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reactstep.tools.errors import ToolError
+from reactstep.tools.errors import InvalidRegex, ToolError
 from reactstep.tools.folders import files_at
 from reactstep.tools.matching.globs import as_list, compile_globs
-from reactstep.tools.matching.regex import InvalidRegex, compile_re2
+from reactstep.tools.matching.regex import compile_re2
 from reactstep.tools.parallel_read import map_files
 from reactstep.tools.registry import ToolContext, ToolSpec
 from reactstep.tools.store.objects import ObjectInfo

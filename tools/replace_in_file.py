@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reactstep.tools.errors import ToolError
-from reactstep.tools.matching.regex import InvalidRegex, compile_re2
+from reactstep.tools.errors import InvalidRegex, ToolError
+from reactstep.tools.matching.regex import compile_re2
 from reactstep.tools.registry import Observation, ToolContext, ToolSpec
 from reactstep.tools.write_flow import Change, run_write
 

@@ -26,7 +26,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reactstep.service.errors import Overloaded, PayloadTooLarge, RequestTimeout, ServiceError
+from reactstep.service.errors import Overloaded, PayloadTooLarge, RequestTimeout, ServiceError, error_response
 
 
 class AdmissionLimiter:
@@ -126,7 +126,7 @@ class AdmissionMiddleware:
                 body = await _read_body(scope, receive, self.body_limit(scope["path"]))
         except ServiceError as error:
             self.rejected(error.code)
-            await JSONResponse(error.to_body(), status_code=error.status)(scope, receive, send)
+            await error_response(error)(scope, receive, send)
             return
         finally:
             self.reading -= 1
@@ -142,10 +142,10 @@ class AdmissionMiddleware:
         self.rejected(Overloaded.code)
         error = Overloaded(
             f"the server is at its limit of {self.limiter.limit} requests at work and "
-            f"{self.limiter.max_queue} waiting; retry after {self.retry_after_s}s"
+            f"{self.limiter.max_queue} waiting; retry after {self.retry_after_s}s",
+            retry_after_s=self.retry_after_s,
         )
-        headers = {"retry-after": str(self.retry_after_s)}
-        return JSONResponse(error.to_body(), status_code=error.status, headers=headers)
+        return error_response(error)
 
 
 @dataclass

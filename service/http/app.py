@@ -12,11 +12,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Match, Route
 
-from reactstep.service.errors import ServiceError, error_body
+from reactstep.service.errors import MethodNotAllowed, NotFound, ServiceError, error_response
 from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
-from reactstep.service.http.bodies import error_response
 from reactstep.service.http.direct import DirectRoutes
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
@@ -159,14 +158,14 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    """The router's refusals as errors of the tree; nothing else here raises HTTPException."""
     assert isinstance(exc, HTTPException)
-    codes = {404: "not_found", 405: "method_not_allowed"}
-    code = codes.get(exc.status_code, "http_error")
-    body = error_body(code, f"{request.method} {request.url.path}: {exc.detail}")
-    headers = exc.headers
+    message = f"{request.method} {request.url.path}: {exc.detail}"
+    if exc.status_code == 404:
+        return error_response(NotFound(message))
     if exc.status_code == 405:  # the router names the first route on the path; Allow names them all
-        headers = {**(headers or {}), "Allow": ", ".join(_allowed_methods(request))}
-    return JSONResponse(body, status_code=exc.status_code, headers=headers)
+        return error_response(MethodNotAllowed(message, allowed=_allowed_methods(request)))
+    raise exc
 
 
 def _allowed_methods(request: Request) -> list[str]:

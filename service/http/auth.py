@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reactstep.service import logs
-from reactstep.service.errors import ForbiddenProject, Unauthorized
+from reactstep.service.errors import ForbiddenProject, Unauthorized, error_response
 from reactstep.service.settings import Settings
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/version", "/openapi.yaml"})
@@ -32,7 +32,6 @@ ENTRY = re.compile(r"sha256:(?P<digest>[0-9a-fA-F]{64}):(?P<scope>[A-Za-z0-9._*?
 MIN_KEY_CHARS = 16
 MAX_TOKEN_CHARS = 512
 PRINTABLE_ASCII = re.compile(r"[\x21-\x7e]+")
-CHALLENGE = 'Bearer realm="reactstep"'
 DEV_MODE_WARNING = (
     "dev mode: no API keys are configured (REACTSTEP_API_KEYS), so every caller may use every project; "
     "this is allowed on loopback only"
@@ -182,5 +181,4 @@ def _authorization(scope: Scope) -> str | None:
 
 
 def _unauthorized() -> JSONResponse:
-    error = Unauthorized("send a valid service API key as 'Authorization: Bearer <key>'")
-    return JSONResponse(error.to_body(), status_code=error.status, headers={"www-authenticate": CHALLENGE})
+    return error_response(Unauthorized("send a valid service API key as 'Authorization: Bearer <key>'"))

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive, Scope
 
 from reactstep.contract.common import escaped_bytes
@@ -15,15 +15,14 @@ from reactstep.service.errors import (
     BadRequest,
     HistoryTooLong,
     InvalidJSON,
-    InvalidPath,
     PayloadTooLarge,
-    ServiceError,
     ValidationFailed,
 )
 from reactstep.service.http.json_shape import check_json_shape
 from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.redaction import remember_request_secrets
 from reactstep.service.worker_threads import on_worker
+from reactstep.tools.errors import UnsafePath
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -140,7 +139,7 @@ def _refuse_non_text(payload: Any, path_keys: str | None) -> None:
         except UnicodeEncodeError:
             escaped = escaped_bytes(text)
             if path_keys is not None and where == f"{path_keys} (a key)":
-                raise InvalidPath(
+                raise UnsafePath(
                     f"{path_keys}: path {escaped} is not valid UTF-8 text; name files in UTF-8"
                 ) from None
             raise InvalidJSON(
@@ -204,8 +203,3 @@ def model_json(body: BaseModel, exclude_none: bool = False) -> bytes:
 def json_response(body: bytes, status: int = 200) -> Response:
     """An answer with this JSON body (200 unless told)."""
     return Response(body, status_code=status, media_type="application/json")
-
-
-def error_response(error: ServiceError) -> JSONResponse:
-    """A ServiceError's answer: its status, its JSON body and its headers (Retry-After, ...)."""
-    return JSONResponse(error.to_body(), status_code=error.status, headers=error.headers())

@@ -6,7 +6,7 @@ Response object between admission and the endpoint's core.
     anything else, or a request under a root_path ─► Starlette's exception layer and router
 
 What goes out is what Starlette would send, byte for byte: the same two headers in the same order,
-the error answers of app.py's handler (bodies.error_response), and the route that the metrics and
+the error answers of app.py's handler (errors.error_response), and the route that the metrics and
 the request line name (scope["route"]). Any other exception goes up to ObserveMiddleware, as it
 does from the router.
 """
@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from reactstep.service.errors import ServiceError
-from reactstep.service.http.bodies import error_response, read_body
+from reactstep.service.errors import ServiceError, error_response
+from reactstep.service.http.bodies import read_body
 from reactstep.service.runtime import Runtime
 
 # A route's core: the scope (its grant), the raw body and the runtime -> the JSON of its 200 answer.

@@ -17,11 +17,10 @@ import re
 from collections.abc import Sequence
 from time import perf_counter
 
-from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reactstep.service.errors import error_body
+from reactstep.service.errors import INTERNAL_ERROR, ServiceError, error_response
 from reactstep.service.logs import RequestContext, accept_request_id, begin, end, log_line
 from reactstep.service.metrics import Metrics
 
@@ -29,7 +28,6 @@ logger = logging.getLogger("reactstep.http")
 UNMATCHED = "unmatched"  # no route: the path itself would give the metrics unbounded labels
 # Methods counted by name; a client may send any token as a method, and labels must stay a closed set.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
-INTERNAL_ERROR = "internal error; see the server log"
 
 
 class ObserveMiddleware:
@@ -63,8 +61,7 @@ class ObserveMiddleware:
         except Exception as exc:
             logger.error("unexpected error on %s %s", scope["method"], scope["path"], exc_info=exc)
             if not status:  # nothing sent yet: the client gets a code it can report
-                response = JSONResponse(error_body("internal_error", INTERNAL_ERROR), status_code=500)
-                await response(scope, receive, send_with_id)
+                await error_response(ServiceError(INTERNAL_ERROR))(scope, receive, send_with_id)
             raise
         finally:
             self._finish(scope, context, status or 500, perf_counter() - started)

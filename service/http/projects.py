@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from reactstep.contract.indexing import IndexRequest
 from reactstep.contract.sync import SyncRequest
-from reactstep.service.errors import BadRequest, ServiceError, ValidationFailed, error_body
+from reactstep.service.errors import BadRequest, ServiceError, ValidationFailed
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_limited, read_model
 from reactstep.service.http.content_digest import parse_content_digest
@@ -21,7 +21,7 @@ from reactstep.service.http.url_paths import url_file_path
 from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
-from reactstep.service.step.streaming import HEADERS, EventStreamResponse, event
+from reactstep.service.step.streaming import HEADERS, EventStreamResponse, error_event, event
 from reactstep.service.workspace.files import Preconditions, delete_file, get_file, put_file
 from reactstep.service.workspace.indexing import describe_resuming, run_index, start_index_job
 from reactstep.service.workspace.projects import create_project, delete_project, describe_project
@@ -148,7 +148,7 @@ async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -
     """`progress` events (every phase change and embedding window, other steps at most four a
     second, and the latest step again each second while nothing moves), then one `result` or `error`."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue()  # an event, and whether it is the last
     last: list[Any] = [0.0, None]  # when the last event went, and its step
 
     def progress(step: IndexProgress) -> None:
@@ -156,24 +156,24 @@ async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -
         moved = sent is None or (step.phase, step.chunks_done) != (sent.phase, sent.chunks_done)
         if moved or time.monotonic() - last[0] >= PROGRESS_EVENT_EVERY_S:
             last[:] = [time.monotonic(), step]
-            loop.call_soon_threadsafe(queue.put_nowait, ("progress", step.fields()))
+            loop.call_soon_threadsafe(queue.put_nowait, (event("progress", step.fields()), False))
 
     async def run() -> None:
         try:
             result = await run_in_threadpool(run_index, project_id, body, runtime, progress)
-            queue.put_nowait(("result", result.model_dump(mode="json")))
+            queue.put_nowait((event("result", result.model_dump(mode="json")), True))
         except ServiceError as exc:
-            queue.put_nowait(("error", exc.to_body()))
+            queue.put_nowait((error_event(exc), True))
         except Exception as exc:  # the traceback to the log; the client gets a code
             logger.error("index stream of %s failed", project_id, exc_info=exc)
-            queue.put_nowait(("error", error_body("internal_error", "see the server log")))
+            queue.put_nowait((error_event(ServiceError("see the server log")), True))
 
     task = asyncio.create_task(run())
     try:
         while True:
-            name, data = await queue.get()
-            yield event(name, data)
-            if name != "progress":
+            sent, last_event = await queue.get()
+            yield sent
+            if last_event:
                 return
     finally:
         if not task.done():

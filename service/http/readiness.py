@@ -22,10 +22,9 @@ from typing import Literal
 import httpx
 
 from reactstep.contract.health import Readiness
+from reactstep.service.errors import ServiceError
 from reactstep.service.redaction import scrub
 from reactstep.service.runtime import Runtime
-from reactstep.tools.errors import StoreUnavailable
-from reactstep.tools.vector_store.store import VectorStoreError, VectorStoreUnavailable
 
 Probe = Callable[[], None]
 READY = ("ok", "configured", "unconfigured")
@@ -82,7 +81,7 @@ def _http_probe(api_base: str, timeout_s: float) -> Probe:
 def _outcome(probe: Probe) -> str:
     try:
         probe()
-    except (StoreUnavailable, VectorStoreUnavailable, VectorStoreError) as exc:
+    except ServiceError as exc:  # a back-end's own words: str() of a store's or vector store's failure
         return f"unavailable: {scrub(str(exc))[:300]}"
     except httpx.TransportError as exc:  # httpx names the cause ("[Errno 111] Connection refused")
         return f"unavailable: {scrub(str(exc))[:300] or type(exc).__name__}"

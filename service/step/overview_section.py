@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from reactstep.contract.step import ReactStepRequest
 from reactstep.service.step.prompting import render
 from reactstep.service.worker_threads import on_worker
-from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.tools.index.overview import load_overview
 from reactstep.tools.store.objects import ObjectStore
 
@@ -31,8 +30,7 @@ async def read_requested_overview(request: ReactStepRequest, store: ObjectStore)
 
 
 def _read(store: ObjectStore, project_id: str) -> str | None:
-    with translated_backend_errors():
-        return load_overview(store, project_id)
+    return load_overview(store, project_id)
 
 
 def overview_section(request: ReactStepRequest, overview: str | None, max_chars: int) -> OverviewSection:

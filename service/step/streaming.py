@@ -26,7 +26,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from reactstep.contract.step import ReactStepRequest
-from reactstep.service.errors import EmptyStream, LLMBadResponse, ServiceError, error_body
+from reactstep.service.errors import INTERNAL_ERROR, EmptyStream, LLMBadResponse, ServiceError, error_body
 from reactstep.service.llm.protocol import LLMGateway, LLMReply
 from reactstep.service.llm.retries import (
     Attempts,
@@ -104,10 +104,10 @@ async def step_events(prepared: PreparedStep, llm: LLMGateway) -> AsyncIterator[
         response = finish_step(prepared, item, attempts.retries, llm_started)
         yield event("result", step_body(response))
     except ServiceError as error:
-        yield event("error", error.to_body())
+        yield error_event(error)
     except Exception as exc:  # never a silent stop: the client gets an error event it can report
         logger.error("unexpected error in a react_step stream", exc_info=exc)
-        yield event("error", error_body("internal_error", "internal error; see the server log"))
+        yield error_event(ServiceError(INTERNAL_ERROR))
     finally:
         closer = getattr(upstream, "aclose", None)
         if closer is not None:
@@ -144,3 +144,8 @@ def event(name: str, data: dict[str, Any]) -> bytes:
     """One SSE event; the data is one line of JSON, rendered as JSONResponse renders bodies."""
     payload = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return f"event: {name}\ndata: {payload}\n\n".encode()
+
+
+def error_event(error: ServiceError) -> bytes:
+    """Every stream's error event: the body an error answer would carry (errors.error_body)."""
+    return event("error", error_body(error))

@@ -12,7 +12,6 @@ from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteAc
 from reactstep.service import logs
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
-from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import reindex_changes
 from reactstep.tools.projects.journal import Change
@@ -38,13 +37,12 @@ def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> Execu
     """
     started = time.perf_counter()
     spec = runtime.registry.get(request.tool_name)
-    with translated_backend_errors():
-        head = None if spec and spec.reads_one_file else require_project(request.project_id, runtime)
-        store = JournaledStore(runtime.store, runtime.projects, "tool")
-        context = tool_context(request, runtime, store)
-        observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
-        if head is None and observation.is_error:
-            require_project(request.project_id, runtime)
+    head = None if spec and spec.reads_one_file else require_project(request.project_id, runtime)
+    store = JournaledStore(runtime.store, runtime.projects, "tool")
+    context = tool_context(request, runtime, store)
+    observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
+    if head is None and observation.is_error:
+        require_project(request.project_id, runtime)
     if (
         store.changes and head is not None and head.indexed_at is not None
     ):  # never indexed: code_search says so

@@ -23,9 +23,8 @@ from reactstep.contract.projects import StoredFile
 from reactstep.service.errors import Conflict, DigestMismatch, FileNotFound, PreconditionFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
-from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.names import refuse_twin
-from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import saved_index_state
 from reactstep.tools.errors import StaleFile, ToolError, WriteBusy
 from reactstep.tools.projects.journaled import JournaledStore
@@ -64,39 +63,38 @@ def put_file(
     refuse_ahead("base_version", when.base_version, project_id, head.version, BASE_VERSION_REMEDY)
     digest = hashlib.sha256(data).hexdigest()
     store = JournaledStore(runtime.store, runtime.projects, "sync")
-    with translated_backend_errors():
-        for _attempt in range(PUT_ATTEMPTS):
-            # Checked and written as one conditional write: a writer in between makes it fail, and the
-            # next attempt checks the preconditions against what that writer left (412 if they fail).
-            current = runtime.store.head(project_id, path)
-            _check(path, current, when, project_id, runtime)
-            if current is None:
-                refuse_twin(project_id, path, runtime)
-            if current is not None and current.etag == hashlib.md5(data).hexdigest():
-                return StoredFile(
-                    path=path,
-                    size=len(data),
-                    etag=current.etag,
-                    sha256=digest,
-                    version=head.version,
-                    changed=False,
-                )
-            try:
-                info = store.put_if(project_id, path, data, current.etag if current is not None else None)
-            except StaleFile:
-                continue
-            except WriteBusy as exc:
-                raise Conflict(f"{exc}; nothing was written") from exc
-            version = store.changes[-1].version
+    for _attempt in range(PUT_ATTEMPTS):
+        # Checked and written as one conditional write: a writer in between makes it fail, and the
+        # next attempt checks the preconditions against what that writer left (412 if they fail).
+        current = runtime.store.head(project_id, path)
+        _check(path, current, when, project_id, runtime)
+        if current is None:
+            refuse_twin(project_id, path, runtime)
+        if current is not None and current.etag == hashlib.md5(data).hexdigest():
             return StoredFile(
                 path=path,
-                size=info.size,
-                etag=info.etag,
+                size=len(data),
+                etag=current.etag,
                 sha256=digest,
-                version=version,
-                changed=True,
-                index_state=saved_index_state(project_id, store.changes, runtime),
+                version=head.version,
+                changed=False,
             )
+        try:
+            info = store.put_if(project_id, path, data, current.etag if current is not None else None)
+        except StaleFile:
+            continue
+        except WriteBusy as exc:
+            raise Conflict(f"{exc}; nothing was written") from exc
+        version = store.changes[-1].version
+        return StoredFile(
+            path=path,
+            size=info.size,
+            etag=info.etag,
+            sha256=digest,
+            version=version,
+            changed=True,
+            index_state=saved_index_state(project_id, store.changes, runtime),
+        )
     raise Conflict(
         f"{path} is being written by others as fast as it can be stored; nothing was written; retry"
     )
@@ -106,9 +104,8 @@ def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
     """The file's bytes and ETag, or 404 file_not_found."""
     require_project(project_id, runtime)
     path = _file_path(raw_path)
-    with translated_backend_errors():
-        info = _existing(project_id, path, runtime)
-        data = runtime.store.get(project_id, path)
+    info = _existing(project_id, path, runtime)
+    data = runtime.store.get(project_id, path)
     # Read after the HEAD: should it change in between, the older ETag makes a later If-Match fail
     # (412, fetch again) rather than succeed over bytes the client never saw.
     return FileBody(data, info.etag)
@@ -119,14 +116,13 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
     head = require_project(project_id, runtime)
     path = _file_path(raw_path)
     refuse_ahead("base_version", when.base_version, project_id, head.version, BASE_VERSION_REMEDY)
-    with translated_backend_errors():
-        current = _existing(project_id, path, runtime)
-        _check(path, current, when, project_id, runtime)
-        store = JournaledStore(runtime.store, runtime.projects, "sync")
-        try:
-            store.delete(project_id, path)
-        except WriteBusy as exc:
-            raise Conflict(f"{exc}; nothing was deleted") from exc
+    current = _existing(project_id, path, runtime)
+    _check(path, current, when, project_id, runtime)
+    store = JournaledStore(runtime.store, runtime.projects, "sync")
+    try:
+        store.delete(project_id, path)
+    except WriteBusy as exc:
+        raise Conflict(f"{exc}; nothing was deleted") from exc
     version = store.changes[-1].version
     return StoredFile(
         path=path,
@@ -141,8 +137,7 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
 
 def _file_path(raw_path: str) -> str:
     """The URL's path as a clean project path (422 invalid_path when it is not one)."""
-    with valid_path():
-        return file_path(raw_path)
+    return file_path(raw_path)
 
 
 def _existing(project_id: str, path: str, runtime: Runtime) -> ObjectInfo:

@@ -24,7 +24,6 @@ from reactstep.contract.indexing import IndexRequest, IndexResponse
 from reactstep.contract.projects import ProjectReport
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
-from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.service.workspace.projects import describe_project, require_project
 from reactstep.tools.index.incremental import index_changes
@@ -62,36 +61,35 @@ def _run_index(
 ) -> IndexResponse:
     head = require_project(project_id, runtime)
     job = JobProgress(project_id, runtime, progress, request)
-    with translated_backend_errors():
-        embedder = resolve_embedder(
-            request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
-        )
-        vectors = runtime.vectors.get()
-        collection = collection_name(embedder)
-        named = None if request.full else changed_paths(project_id, head, collection, vectors, runtime)
-        max_file_bytes = runtime.settings.file_max_bytes
-        job.start()
-        try:
-            report = None
-            if named is not None:
-                report = index_changes(
-                    project_id,
-                    runtime.store,
-                    vectors,
-                    embedder,
-                    named,
-                    max_file_bytes=max_file_bytes,
-                    max_paths=INCREMENTAL_MAX_CHANGES,
-                    progress=job,
-                )
-            incremental = report is not None
-            if report is None:
-                report = index_project(
-                    project_id, runtime.store, vectors, embedder, max_file_bytes=max_file_bytes, progress=job
-                )
-        finally:
-            job.finish()
-        runtime.projects.mark_indexed(project_id, head.version, collection)
+    embedder = resolve_embedder(
+        request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
+    )
+    vectors = runtime.vectors.get()
+    collection = collection_name(embedder)
+    named = None if request.full else changed_paths(project_id, head, collection, vectors, runtime)
+    max_file_bytes = runtime.settings.file_max_bytes
+    job.start()
+    try:
+        report = None
+        if named is not None:
+            report = index_changes(
+                project_id,
+                runtime.store,
+                vectors,
+                embedder,
+                named,
+                max_file_bytes=max_file_bytes,
+                max_paths=INCREMENTAL_MAX_CHANGES,
+                progress=job,
+            )
+        incremental = report is not None
+        if report is None:
+            report = index_project(
+                project_id, runtime.store, vectors, embedder, max_file_bytes=max_file_bytes, progress=job
+            )
+    finally:
+        job.finish()
+    runtime.projects.mark_indexed(project_id, head.version, collection)
     return _response(project_id, report, head.version, incremental=incremental)
 
 
@@ -131,8 +129,7 @@ def start_index_job(project_id: str, request: IndexRequest, runtime: Runtime) ->
     started.wait(timeout=2.0)
     if failure:
         raise failure[0]
-    with translated_backend_errors():
-        now = runtime.projects.head(project_id)
+    now = runtime.projects.head(project_id)
     return now.indexing or {"state": "done", "indexed_version": now.indexed_version}
 
 
@@ -150,8 +147,7 @@ def describe_resuming(project_id: str, runtime: Runtime) -> ProjectReport:
         start_index_job(project_id, request, runtime)
     except Exception as exc:  # it cannot run again (its model needs keys, say): the project reads stale
         logger.error("restarting the index run of %s failed", project_id, exc_info=exc)
-        with translated_backend_errors():
-            runtime.projects.set_indexing(project_id, None)
+        runtime.projects.set_indexing(project_id, None)
     return describe_project(project_id, runtime)
 
 

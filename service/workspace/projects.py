@@ -5,23 +5,16 @@ existed, once it has files). Its head in the store carries the version, the inde
 any index job at work; the files, the search index and the symbol index sit beside it.
 """
 
-import contextlib
-from collections.abc import Iterator
-
 from reactstep.contract.projects import ProjectReport
-from reactstep.service.errors import InvalidPath, UnknownProject
 from reactstep.service.runtime import Runtime
 from reactstep.service.worker_threads import on_worker
-from reactstep.service.workspace.failures import translated_backend_errors
-from reactstep.tools.errors import ProjectNotFound, UnsafePath
 from reactstep.tools.projects.journal import ProjectHead
 from reactstep.tools.ranking.retrieval import collection_name
 
 
 def require_project(project_id: str, runtime: Runtime) -> ProjectHead:
     """The project's head, or 404 project_not_found (before any LLM call or tool run)."""
-    with known_project(), translated_backend_errors():
-        return runtime.projects.head(project_id)
+    return runtime.projects.head(project_id)
 
 
 async def require_project_from_loop(project_id: str, runtime: Runtime) -> ProjectHead:
@@ -34,17 +27,15 @@ async def require_project_from_loop(project_id: str, runtime: Runtime) -> Projec
 
 def create_project(project_id: str, runtime: Runtime) -> tuple[ProjectReport, bool]:
     """Create the project if it is new (idempotent); its report and whether it was created now."""
-    with translated_backend_errors():
-        created = runtime.projects.create(project_id)
+    created = runtime.projects.create(project_id)
     return describe_project(project_id, runtime), created
 
 
 def describe_project(project_id: str, runtime: Runtime) -> ProjectReport:
     """Files, bytes and indexed chunks of the project, with its versions and index state."""
     head = require_project(project_id, runtime)
-    with translated_backend_errors():
-        listed = list(runtime.store.list(project_id))
-        chunks = _chunk_count(project_id, runtime)
+    listed = list(runtime.store.list(project_id))
+    chunks = _chunk_count(project_id, runtime)
     return ProjectReport(
         project_id=project_id,
         files=len(listed),
@@ -61,13 +52,12 @@ def describe_project(project_id: str, runtime: Runtime) -> ProjectReport:
 def delete_project(project_id: str, runtime: Runtime) -> None:
     """Remove the project's files, journal, symbol index, overview and search points."""
     require_project(project_id, runtime)
-    with translated_backend_errors():
-        vectors = runtime.vectors.get()
-        for collection in vectors.collections():
-            points = vectors.project_points(collection, project_id)
-            if points:
-                vectors.delete(collection, list(points))
-        runtime.projects.delete(project_id)
+    vectors = runtime.vectors.get()
+    for collection in vectors.collections():
+        points = vectors.project_points(collection, project_id)
+        if points:
+            vectors.delete(collection, list(points))
+    runtime.projects.delete(project_id)
 
 
 def _chunk_count(project_id: str, runtime: Runtime) -> int:
@@ -75,21 +65,3 @@ def _chunk_count(project_id: str, runtime: Runtime) -> int:
     vectors = runtime.vectors.get()
     collection = collection_name(runtime.embedder)
     return vectors.count(collection, project_id) if collection in vectors.collections() else 0
-
-
-@contextlib.contextmanager
-def known_project() -> Iterator[None]:
-    """Translate the tools side's ProjectNotFound into 404 project_not_found."""
-    try:
-        yield
-    except ProjectNotFound as exc:
-        raise UnknownProject(str(exc)) from exc
-
-
-@contextlib.contextmanager
-def valid_path() -> Iterator[None]:
-    """Translate a refused path into 422 invalid_path, naming the rule it broke."""
-    try:
-        yield
-    except UnsafePath as exc:
-        raise InvalidPath(str(exc)) from exc

@@ -14,7 +14,6 @@ from reactstep.contract.common import EmbeddingModelConfig, UserApiKeys
 from reactstep.service.errors import ServiceError
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
-from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.projects.journal import Change
@@ -38,8 +37,7 @@ def reindex_changes(
         return None
     paths = sorted({change.path for change in changes})
     try:
-        with translated_backend_errors():
-            _reindex(project_id, changes, paths, runtime, model, keys or UserApiKeys())
+        _reindex(project_id, changes, paths, runtime, model, keys or UserApiKeys())
     except ServiceError as exc:
         return exc.message
     except Exception as exc:  # the change is made either way; its index waits for the next run
@@ -54,8 +52,7 @@ def saved_index_state(project_id: str, changes: list[Change], runtime: Runtime) 
     if failure is not None:
         logger.warning("the search index of %s is stale after a save: %s", project_id, failure)
     try:
-        with translated_backend_errors():
-            return runtime.projects.head(project_id).index_state
+        return runtime.projects.head(project_id).index_state
     except ServiceError:  # the file is stored; a failed look at the head must not say otherwise
         return None
 

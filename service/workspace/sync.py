@@ -19,9 +19,8 @@ from reactstep.contract.sync import SyncConflict, SyncRequest, SyncResponse
 from reactstep.service.errors import Conflict, NameCollision, ValidationFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
-from reactstep.service.workspace.failures import translated_backend_errors
 from reactstep.service.workspace.indexing import run_index
-from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.versions import base_sha256, version_url
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
@@ -36,23 +35,18 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
     base = request.base_version
     remedy = "send the version of your last sync, or base_version null to compare every file"
     refuse_ahead("base_version", base, project_id, head.version, remedy)
-    with translated_backend_errors():
-        listed = runtime.projects.tagged_hashes(project_id)
-        server = {path: digest for path, (_, digest) in listed.items()}
-        written = runtime.projects.tool_changes_since(project_id, base or 0)
-        ours = request.files
-        differ = {path: version for path, version in written.items() if ours.get(path) != server.get(path)}
-        unseen = unseen_tool_changes(project_id, differ, {path: server.get(path) for path in differ}, runtime)
-        conflicts = [
-            _conflict(project_id, path, unseen[path], listed, base, runtime) for path in sorted(unseen)
-        ]
-        held = set(unseen)
-        upload = sorted(
-            path for path, digest in ours.items() if server.get(path) != digest and path not in held
-        )
-        delete = sorted(path for path in server if path not in ours and path not in held)
-        deleted = _apply_deletes(project_id, delete, head.version, runtime) if request.apply_deletes else []
-        etags = {path: listed[path][0] if path in listed else None for path in upload}
+    listed = runtime.projects.tagged_hashes(project_id)
+    server = {path: digest for path, (_, digest) in listed.items()}
+    written = runtime.projects.tool_changes_since(project_id, base or 0)
+    ours = request.files
+    differ = {path: version for path, version in written.items() if ours.get(path) != server.get(path)}
+    unseen = unseen_tool_changes(project_id, differ, {path: server.get(path) for path in differ}, runtime)
+    conflicts = [_conflict(project_id, path, unseen[path], listed, base, runtime) for path in sorted(unseen)]
+    held = set(unseen)
+    upload = sorted(path for path, digest in ours.items() if server.get(path) != digest and path not in held)
+    delete = sorted(path for path in server if path not in ours and path not in held)
+    deleted = _apply_deletes(project_id, delete, head.version, runtime) if request.apply_deletes else []
+    etags = {path: listed[path][0] if path in listed else None for path in upload}
     index = None
     if request.index:
         index_request = IndexRequest(
@@ -77,8 +71,7 @@ def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesRespon
     refuse_ahead(
         "since", since, project_id, head.version, f"ask for the changes since {head.version} or earlier"
     )
-    with translated_backend_errors():
-        version, changes = runtime.projects.changes_since(project_id, since)
+    version, changes = runtime.projects.changes_since(project_id, since)
     return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])
 
 
@@ -87,8 +80,7 @@ def _check_manifest(files: dict[str, str]) -> None:
     naming it); 409 name_collision for two paths that differ only by case or Unicode normalisation,
     which a case-insensitive disk would merge into one file. (Its length is the contract's bound.)"""
     for path in files:
-        with valid_path():
-            clean = normalize_path(path)
+        clean = normalize_path(path)
         if clean != path or not clean:
             raise ValidationFailed(
                 f"manifest path {path!r} is not in canonical form; send {clean!r}"

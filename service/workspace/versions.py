@@ -13,8 +13,7 @@ from pydantic import BaseModel
 from reactstep.service.errors import Conflict, FileNotFound, VersionNotFound
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import ahead_of_project
-from reactstep.service.workspace.failures import translated_backend_errors
-from reactstep.service.workspace.projects import require_project, valid_path
+from reactstep.service.workspace.projects import require_project
 from reactstep.tools.errors import VersionNotKept, WriteBusy
 from reactstep.tools.projects.blobs import read_blob
 from reactstep.tools.projects.gc import collect_garbage
@@ -41,22 +40,20 @@ class GcResponse(BaseModel):
 def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime) -> VersionBody:
     """The bytes of the path at `version`: 404 file_not_found (absent then), version_not_found, 409."""
     head = require_project(project_id, runtime)
-    with valid_path():
-        path = file_path(raw_path)
+    path = file_path(raw_path)
     if version > head.version:
         raise Conflict(ahead_of_project(version, project_id, head.version))
-    with translated_backend_errors():
-        try:
-            digest = sha256_at(runtime.store, runtime.projects, project_id, path, version)
-        except VersionNotKept as exc:
-            raise VersionNotFound(f"{exc}; the project keeps {_kept(runtime)}") from exc
-        except WriteBusy as exc:
-            raise Conflict(f"{exc}; read the version again") from exc
-        if digest is None:
-            raise FileNotFound(f"{path} did not exist at version {version} of project {project_id!r}")
-        data = read_blob(runtime.store, project_id, digest)
-        if data is None:  # b"" is kept bytes (an empty file), not missing ones
-            data = _current_if(project_id, path, digest, runtime)
+    try:
+        digest = sha256_at(runtime.store, runtime.projects, project_id, path, version)
+    except VersionNotKept as exc:
+        raise VersionNotFound(f"{exc}; the project keeps {_kept(runtime)}") from exc
+    except WriteBusy as exc:
+        raise Conflict(f"{exc}; read the version again") from exc
+    if digest is None:
+        raise FileNotFound(f"{path} did not exist at version {version} of project {project_id!r}")
+    data = read_blob(runtime.store, project_id, digest)
+    if data is None:  # b"" is kept bytes (an empty file), not missing ones
+        data = _current_if(project_id, path, digest, runtime)
     if data is None:
         raise VersionNotFound(f"the bytes of {path} at version {version} were not kept")
     return VersionBody(data, hashlib.md5(data).hexdigest(), digest)
@@ -79,11 +76,10 @@ def version_url(project_id: str, path: str, version: int) -> str:
 def collect(project_id: str, runtime: Runtime) -> GcResponse:
     """Delete the project's blobs that no kept version and no current file needs."""
     require_project(project_id, runtime)
-    with translated_backend_errors():
-        try:
-            collected = collect_garbage(runtime.store, runtime.projects, project_id)
-        except WriteBusy as exc:
-            raise Conflict(f"{exc}; collect again later") from exc
+    try:
+        collected = collect_garbage(runtime.store, runtime.projects, project_id)
+    except WriteBusy as exc:
+        raise Conflict(f"{exc}; collect again later") from exc
     return GcResponse(removed=collected.removed, paths=collected.paths)
 
 

@@ -34,7 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from reactstep.tools.embedding.bert_graph import INPUT_NAMES, write_bert_graph
-from reactstep.tools.embedding.local_models import MINILM_CODE_INT8, LocalModel, ModelMissing, local_model
+from reactstep.tools.embedding.local_models import MINILM_CODE_INT8, LocalModel, local_model
+from reactstep.tools.errors import EmbeddingError, ModelMissing
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession
@@ -59,10 +60,6 @@ class Embedder(Protocol):
     def known_dimension(self) -> int | None: ...  # the dimension when knowing it takes no model call
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
     def embed_query(self, text: str) -> list[float]: ...
-
-
-class EmbeddingError(Exception):
-    """The embedding model failed or could not use the input; the message is safe to show."""
 
 
 class LocalEmbedder:
@@ -121,8 +118,8 @@ class LocalEmbedder:
             if self._loaded is None:
                 try:
                     self._loaded = _load_model(self._model, self._cache_dir, self._threads)
-                except ModelMissing as exc:
-                    raise EmbeddingError(str(exc)) from exc
+                except ModelMissing:
+                    raise  # its message says what to install
                 except Exception as exc:
                     # The cause (paths, library detail) stays in the chain for the log, not the message.
                     raise EmbeddingError(

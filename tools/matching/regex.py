@@ -4,13 +4,7 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
-
-class InvalidRegex(ValueError):
-    """RE2 refused the pattern; `reason` is its own words, with the pattern as the caller gave it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+from reactstep.tools.errors import InvalidRegex
 
 
 def compile_re2(

@@ -20,7 +20,7 @@ from typing import Any
 from reactstep.tools.embedding.embeddings import Embedder
 from reactstep.tools.embedding.local_models import vectors_revision
 from reactstep.tools.embedding.sparse import WORD_VECTORS_FORMAT, encode_query
-from reactstep.tools.errors import ToolError
+from reactstep.tools.errors import ToolError, VectorStoreError
 from reactstep.tools.ranking.fusion import RetrievalConfig, boost_definitions, fuse, fuse_ranks
 from reactstep.tools.ranking.names import query_names
 from reactstep.tools.vector_store.store import (
@@ -31,7 +31,6 @@ from reactstep.tools.vector_store.store import (
     SearchFilter,
     VectorHit,
     VectorStore,
-    VectorStoreError,
 )
 
 CANDIDATES = 50  # at least this many hits from each ranking; twice max_results when that is more

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import SecretStr
 
-from reactstep.tools.vector_store.store import VectorStore, VectorStoreError
+from reactstep.tools.errors import VectorStoreError
+from reactstep.tools.vector_store.store import VectorStore
 
 
 @dataclass(frozen=True)

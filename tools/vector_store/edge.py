@@ -20,6 +20,7 @@ from typing import Any
 import qdrant_edge as edge
 
 from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.errors import VectorStoreError, VectorStoreUnavailable
 from reactstep.tools.vector_store.edge_optimize import (
     STAGING,
     CopyOptimizer,
@@ -46,8 +47,6 @@ from reactstep.tools.vector_store.store import (
     Ranking,
     SearchFilter,
     VectorHit,
-    VectorStoreError,
-    VectorStoreUnavailable,
     batches,
     check_collection_name,
     check_dimension,

@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from reactstep.tools.errors import VectorStoreUnavailable
 from reactstep.tools.vector_store.edge_shard import shard_config, warm_files
-from reactstep.tools.vector_store.store import VectorStoreUnavailable
 
 logger = logging.getLogger("reactstep.vectors")
 T = TypeVar("T")

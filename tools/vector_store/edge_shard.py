@@ -25,12 +25,11 @@ from typing import IO
 
 import qdrant_edge as edge
 
+from reactstep.tools.errors import VectorStoreError, VectorStoreUnavailable
 from reactstep.tools.vector_store.store import (
     DENSE,
     KEYWORD_FIELDS,
     SPARSE,
-    VectorStoreError,
-    VectorStoreUnavailable,
 )
 
 LOCK_FILE = "store.lock"

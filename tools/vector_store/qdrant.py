@@ -15,6 +15,7 @@ from qdrant_client.common.client_exceptions import QdrantException
 from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 
 from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.errors import VectorStoreError, VectorStoreUnavailable
 from reactstep.tools.vector_store.store import (
     DENSE,
     KEYWORD_FIELDS,
@@ -26,8 +27,6 @@ from reactstep.tools.vector_store.store import (
     Ranking,
     SearchFilter,
     VectorHit,
-    VectorStoreError,
-    VectorStoreUnavailable,
     batches,
     check_collection_name,
     check_dimension,

@@ -11,8 +11,9 @@ query is scoped to one project, and sparse IDF is computed over that project's p
 The store adds `path_prefixes` (each ancestor directory of `path`, and `path` itself) so a
 directory filter is one keyword match, and strips it from the payloads it returns.
 
-VectorStoreError        a usage error: unknown collection, wrong dimension, malformed point
-VectorStoreUnavailable  the back-end cannot be reached, failed, or is held by another process
+Its errors (tools/errors.py): VectorStoreError, a usage error (unknown collection, wrong dimension,
+malformed point); VectorStoreUnavailable, the back-end cannot be reached, failed, or is held by
+another process (503 vector_store_unavailable).
 """
 
 import re
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reactstep.tools.embedding.sparse import SparseVector
+from reactstep.tools.errors import VectorStoreError
 
 DENSE = "dense"
 NAME = "name"  # the dense vector of a chunk's symbol name and parameters (indexer.name_text)
@@ -33,14 +35,6 @@ PATH_PREFIXES = "path_prefixes"
 KEYWORD_FIELDS = ("project_id", PATH_PREFIXES, "language")
 REQUIRED_PAYLOAD = ("project_id", "path")
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
-
-
-class VectorStoreError(Exception):
-    """A usage error: an unknown collection, a wrong dimension, a malformed point."""
-
-
-class VectorStoreUnavailable(Exception):
-    """The back-end cannot be reached, failed, or is held by another process."""
 
 
 @dataclass(frozen=True)

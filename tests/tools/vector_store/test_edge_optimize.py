@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from reactstep.tools.embedding.sparse import encode_document, encode_query
+from reactstep.tools.errors import VectorStoreUnavailable
 from reactstep.tools.vector_store.edge import EdgeVectorStore
 from reactstep.tools.vector_store.edge_optimize import STAGING, OptimizeStopped
 from reactstep.tools.vector_store.store import (
@@ -23,7 +24,6 @@ from reactstep.tools.vector_store.store import (
     Ranking,
     SearchFilter,
     VectorHit,
-    VectorStoreUnavailable,
 )
 
 COLLECTION = "chunks"

@@ -16,6 +16,7 @@ import pytest
 from reactstep.service.backends import open_vector_store
 from reactstep.service.settings import Settings
 from reactstep.tools.embedding.sparse import encode_document, encode_query, token_index
+from reactstep.tools.errors import VectorStoreError, VectorStoreUnavailable
 from reactstep.tools.vector_store.edge import EdgeVectorStore
 from reactstep.tools.vector_store.qdrant import QdrantVectorStore
 from reactstep.tools.vector_store.store import (
@@ -27,8 +28,6 @@ from reactstep.tools.vector_store.store import (
     Ranking,
     SearchFilter,
     VectorStore,
-    VectorStoreError,
-    VectorStoreUnavailable,
 )
 
 COLLECTION = "chunks"
@@ -326,7 +325,7 @@ def try_open_in_child(path: Path) -> str:
     script = (
         "import sys\nfrom pathlib import Path\n"
         "from reactstep.tools.vector_store.edge import EdgeVectorStore\n"
-        "from reactstep.tools.vector_store.store import VectorStoreUnavailable\n"
+        "from reactstep.tools.errors import VectorStoreUnavailable\n"
         "try:\n    EdgeVectorStore(Path(sys.argv[1])).close()\n    print('opened')\n"
         "except VectorStoreUnavailable as exc:\n    print(exc)\n"
     )
