@@ -4,11 +4,11 @@
         no note touched) ─► <data_dir>/server.json {"url", "pid"} while it runs (removed on exit,
         only while it is still this process's own)
     every client command without --server or REACTSTEP_SERVER ─► the note's server, when that process
-        is alive and answers /healthz (client/servers.py; a stale note from a killed server is ignored)
+        is alive and answers /healthz (client/cli/servers.py; a stale note from a killed server is ignored)
 
 An embedded vector store belongs to one process, so a second server on the same data dir would fail;
 with this note the second shell of the quick start talks to the first one instead. The client reads the
-note with code of its own (client/servers.py: it installs without the server), so the note's name and
+note with code of its own (client/cli/servers.py: it installs without the server), so the note's name and
 its form {"url", "pid"} change in both places or not at all.
 """
 

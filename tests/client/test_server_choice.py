@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.config import ClientConfig
-from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.client.servers import ServedElsewhere, in_process_server
+from reactstep.client.cli.servers import ServedElsewhere, in_process_server
+from reactstep.client.settings import ClientConfig
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from tests.served import REACTSTEP, serving
 
 REPLIES = [

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reactstep.client.keep_both import conflict_name
-from reactstep.client.workspace import state_path
+from reactstep.client.workspace.folder import state_path
+from reactstep.client.workspace.keep_both import conflict_name
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reactstep.client.line_filter import UnsafeFilter, compile_filter
-from reactstep.client.processes import Captured, ShellProcess
+from reactstep.client.shell.line_filter import UnsafeFilter, compile_filter
+from reactstep.client.shell.processes import Captured, ShellProcess
 
 MAX_OUTPUT_CHARS = 30_000
 MAX_FILTER_CHARS = 1_000

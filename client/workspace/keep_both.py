@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.operations import NEW_FILE
-from reactstep.client.workspace import Entry, write_file
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.api.operations import NEW_FILE
+from reactstep.client.workspace.folder import Entry, write_file
 
 
 @dataclass

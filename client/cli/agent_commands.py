@@ -9,14 +9,14 @@ from typing import Any, TypeAlias
 
 import httpx
 
-from reactstep.client.client import Client
-from reactstep.client.config import ClientConfig
-from reactstep.client.console import StepPrinter
-from reactstep.client.errors import ClientError
-from reactstep.client.exit_codes import FAILED, NO_ANSWER, OK, USAGE
-from reactstep.client.loop import ToolRunner
-from reactstep.client.servers import client_key, in_process_llm_problem, server_for
-from reactstep.client.trace import ReplayMismatch, load_trace
+from reactstep.client.agent.loop import ToolRunner
+from reactstep.client.api.client import Client
+from reactstep.client.api.errors import ClientError
+from reactstep.client.cli.console import StepPrinter
+from reactstep.client.cli.exit_codes import FAILED, NO_ANSWER, OK, USAGE
+from reactstep.client.cli.servers import client_key, in_process_llm_problem, server_for
+from reactstep.client.settings import ClientConfig
+from reactstep.client.traces.format import ReplayMismatch, load_trace
 
 TOOL_CALLING = ("text", "native", "auto")
 READINESS_TIMEOUT_S = 10.0
@@ -88,7 +88,7 @@ def _add_shell_options(command: argparse.ArgumentParser, allow_help: str) -> Non
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from reactstep.client.approvals import terminal_approver
+    from reactstep.client.agent.approvals import terminal_approver
 
     llm_config = {"model": args.model, "tool_calling": args.tool_calling, "reply_format": args.reply_format}
     with ExitStack() as stack:
@@ -116,8 +116,8 @@ def _ask(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     """Exit 0 when the replay matched, 1 when it diverged (or could not run), 2 for a usage error."""
     # imported here: replay and its scripted LLM server (http.server, difflib) cost every command ~9 ms
-    from reactstep.client.replay import recorded_replies, replay
-    from reactstep.client.scripted_llm import ScriptedLLMServer
+    from reactstep.client.traces.replay import recorded_replies, replay
+    from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
     if args.live != (args.from_step is not None) or (args.from_step is not None and args.from_step < 0):
         print("reactstep replay: --from-step N and --live go together (N >= 0)", file=sys.stderr)
@@ -182,7 +182,7 @@ def _llm_check(url: str) -> str | None:
 
 
 def _check_pinned_version(stack: ExitStack, server_url: str, session: dict[str, Any]) -> None:
-    from reactstep.client.trace_version import check_pinned_version
+    from reactstep.client.traces.pinning import check_pinned_version
 
     client = stack.enter_context(Client(server_url, client_key()))
     note = client.do(check_pinned_version(session))
@@ -191,15 +191,15 @@ def _check_pinned_version(stack: ExitStack, server_url: str, session: dict[str, 
 
 
 def _shell_declarations(allow_shell: bool) -> list[dict[str, Any]]:
-    from reactstep.client.shell_tools import shell_tool_declarations
+    from reactstep.client.shell.tools import shell_tool_declarations
 
     return shell_tool_declarations() if allow_shell else []
 
 
 def _local_shell(stack: ExitStack, cwd: Path) -> ToolRunner:
     """The shell tools, run in cwd; their background commands stop when the stack closes or on SIGTERM."""
-    from reactstep.client.processes import exit_on_termination_signals
-    from reactstep.client.shell_tools import LocalShell
+    from reactstep.client.shell.processes import exit_on_termination_signals
+    from reactstep.client.shell.tools import LocalShell
 
     if not cwd.is_dir():
         raise ClientError(f"--cwd {cwd} is not a directory")

@@ -11,10 +11,10 @@ import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic_core import to_jsonable_python
 
-from reactstep.client.calls import Call, Invoke, Op, file_path, project_path
-from reactstep.client.errors import BadResponse, NotFound
-from reactstep.client.retries import Safety
-from reactstep.client.wire import (
+from reactstep.client.api.calls import Call, Invoke, Op, file_path, project_path
+from reactstep.client.api.errors import BadResponse, NotFound
+from reactstep.client.api.retries import Safety
+from reactstep.client.api.wire import (
     Changes,
     ExecuteActionResponse,
     IndexProgress,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from reactstep.client.scripted_replies import (
+from reactstep.client.traces.scripted_replies import (
     Fault,
     Recorded,
     Reply,

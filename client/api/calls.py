@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 import httpx
 
-from reactstep.client.errors import BadResponse, ConnectionFailed, StreamError, api_error
-from reactstep.client.retries import Safety
+from reactstep.client.api.errors import BadResponse, ConnectionFailed, StreamError, api_error
+from reactstep.client.api.retries import Safety
 
 T = TypeVar("T")
 EventSink = Callable[[str, dict[str, Any]], Any]  # (event name, data) of each event before `result`

@@ -1,5 +1,6 @@
-"""`AsyncClient`: Client's twin for asyncio. The same operations (operations.py, runs.py, sync.py,
-pull.py), awaited over an httpx.AsyncClient; a callback given to it may be async (it is awaited).
+"""`AsyncClient`: Client's twin for asyncio. The same operations (operations.py, agent/runs.py,
+workspace/sync.py, workspace/pull.py), awaited over an httpx.AsyncClient; a callback given to it may be
+async (it is awaited).
 
     async with AsyncClient("http://127.0.0.1:8000", api_key=...) as rs:
         await rs.projects.sync_folder("demo", "./src")
@@ -18,15 +19,13 @@ from typing import Any, TypeVar, Unpack
 import httpx
 from pydantic import BaseModel
 
-from reactstep.client import operations
-from reactstep.client.calls import Op, drive_async
-from reactstep.client.loop import RunResult
-from reactstep.client.pull import PullReport, pull_folder
-from reactstep.client.retries import RetryPolicy
-from reactstep.client.runs import RunOptions, run
-from reactstep.client.sync import Progress, SyncOptions, SyncReport, sync_folder
-from reactstep.client.transport import AsyncTransport, http_options
-from reactstep.client.wire import (
+from reactstep.client.agent.loop import RunResult
+from reactstep.client.agent.runs import RunOptions, run
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op, drive_async
+from reactstep.client.api.retries import RetryPolicy
+from reactstep.client.api.transport import AsyncTransport, http_options
+from reactstep.client.api.wire import (
     Changes,
     ExecuteActionResponse,
     IndexProgress,
@@ -37,6 +36,8 @@ from reactstep.client.wire import (
     StoredFile,
     step_event,
 )
+from reactstep.client.workspace.pull import PullReport, pull_folder
+from reactstep.client.workspace.sync import Progress, SyncOptions, SyncReport, sync_folder
 
 T = TypeVar("T")
 Request = BaseModel | Mapping[str, Any]
@@ -88,7 +89,7 @@ class AsyncClient:
         return await self.do(operations.execute(request))
 
     async def run(self, query: str, **options: Unpack[RunOptions]) -> RunResult:
-        """The reference loop until a final answer (runs.py's RunOptions)."""
+        """The reference loop until a final answer (agent/runs.py's RunOptions)."""
         return await self.do(run(query, **options))
 
 

@@ -7,7 +7,7 @@ asked `Apply this change? [y/N]`, and with neither every change is refused (nobo
 
 from typing import TextIO
 
-from reactstep.client.loop import ApprovalRequest, Approver
+from reactstep.client.agent.loop import ApprovalRequest, Approver
 
 QUESTION = "Apply this change? [y/N] "
 YES = ("y", "yes")

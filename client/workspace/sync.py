@@ -1,12 +1,12 @@
 """`reactstep sync` and `index`: make a server project hold exactly a folder's files, over the sync protocol.
 
-GET the project (404: PUT it) ─► the state to start from (client/sync_state.py: this server's
+GET the project (404: PUT it) ─► the state to start from (client/workspace/sync_state.py: this server's
     incarnation of the project, else fresh, said; or StaleState when that could lose files)
 scan DIR ─► POST .../sync {files, base_version}
     conflicts (a tool on the server changed a path since the last sync, and the folder holds other
     bytes) ─► SyncRefused naming them, nothing changed; with force, the folder's bytes win; with
     keep_both, the server's bytes are kept in the folder as name.conflict-<version>.ext
-    (client/keep_both.py) and the folder's win at the path, so both are on both sides
+    (client/workspace/keep_both.py) and the folder's win at the path, so both are on both sides
     upload ─► PUT each file, If-Match its ETag (412: it changed meanwhile ─► run again)
     anything changed ─► POST .../sync again with apply_deletes (the server removes what DIR lacks)
         and the plan must now be empty
@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.errors import ClientError, NotFound, PreconditionFailed
-from reactstep.client.keep_both import KeptCopies, keep_servers_copies
-from reactstep.client.operations import NEW_FILE
-from reactstep.client.sync_state import described, starting_state
-from reactstep.client.wire import IndexProgress, wire_of
-from reactstep.client.workspace import Scan, SyncState, entry_of, save_state, scan
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.api.errors import ClientError, NotFound, PreconditionFailed
+from reactstep.client.api.operations import NEW_FILE
+from reactstep.client.api.wire import IndexProgress, wire_of
+from reactstep.client.workspace.folder import Scan, SyncState, entry_of, save_state, scan
+from reactstep.client.workspace.keep_both import KeptCopies, keep_servers_copies
+from reactstep.client.workspace.sync_state import described, starting_state
 
 Progress = Callable[[int, int, str], None]  # (done, total, latest path)
 

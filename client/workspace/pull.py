@@ -1,6 +1,6 @@
 """`reactstep pull`: write the server's tool changes into a folder, never over an edit made there.
 
-GET the project ─► the state to start from (client/sync_state.py; another incarnation: fresh, said)
+GET the project ─► the state to start from (client/workspace/sync_state.py; another incarnation: fresh, said)
 GET .../changes?since=<the folder's synced version, or 0> ─► each path a tool changed, and every hash
     the feed shows it had before its newest change
     the folder's copy is the newest already ─► nothing to do
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.errors import ClientError
-from reactstep.client.sync_state import described, starting_state
-from reactstep.client.workspace import remove_file, save_state, write_file
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.api.errors import ClientError
+from reactstep.client.workspace.folder import remove_file, save_state, write_file
+from reactstep.client.workspace.sync_state import described, starting_state
 
 Progress = Callable[[int, int, str], None]
 

@@ -1,8 +1,8 @@
 """`client.run(query, project=..., ...)`: the options of the reference loop, and the loop with its
 trace, as one operation either client runs.
 
-trace=path ─► GET the project (its version goes into the trace's session line: trace_version.py)
-          ─► every call of the loop appended to the file as it happens (trace.py's format, which
+trace=path ─► GET the project (its version goes into the trace's session line: traces/pinning.py)
+          ─► every call of the loop appended to the file as it happens (traces/format.py's format, which
              `reactstep replay` reads)
 """
 
@@ -14,9 +14,7 @@ from typing import Any, Required, TypedDict, Unpack
 
 from pydantic import BaseModel
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.loop import (
+from reactstep.client.agent.loop import (
     Approver,
     Listener,
     LocalSide,
@@ -27,7 +25,9 @@ from reactstep.client.loop import (
     refuse,
     run_loop,
 )
-from reactstep.client.trace import TraceRecorder
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.traces.format import TraceRecorder
 
 
 class RunOptions(TypedDict, total=False):

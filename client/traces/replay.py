@@ -17,15 +17,13 @@ live (from_step N) ─► steps 1..N compared as above, then the loop goes on wi
     says which mode the live steps ran in
 A step the replay met an error at (the recording had none, or another) is named with its status, code
 and message, and what to do when the cause is replay's own (its scripted LLM refused by the server).
-The Report (replay_report.py) says where it left the recording (ok, diverged_at, part, diffs).
+The Report (report.py) says where it left the recording (ok, diverged_at, part, diffs).
 """
 
 import json
 from typing import Any
 
-from reactstep.client.client import Client
-from reactstep.client.errors import ApiError
-from reactstep.client.loop import (
+from reactstep.client.agent.loop import (
     ApprovalRequest,
     Approver,
     LocalSide,
@@ -35,9 +33,11 @@ from reactstep.client.loop import (
     refuse,
     run_loop,
 )
-from reactstep.client.replay_report import PartDiff, Report, llm_request_diffs, unified
-from reactstep.client.scripted_llm import Fault, Recorded, ScriptedLLMServer, ScriptItem
-from reactstep.client.trace import TRACE_VERSION, ReplayMismatch, recorded_texts
+from reactstep.client.api.client import Client
+from reactstep.client.api.errors import ApiError
+from reactstep.client.traces.format import TRACE_VERSION, ReplayMismatch, recorded_texts
+from reactstep.client.traces.report import PartDiff, Report, llm_request_diffs, unified
+from reactstep.client.traces.scripted_llm import Fault, Recorded, ScriptedLLMServer, ScriptItem
 
 ANSWER_FIELDS = ("status", "thought", "action_details", "final_answer", "format_error")
 OBSERVATION_FIELDS = {

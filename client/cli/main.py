@@ -1,5 +1,5 @@
 """The `reactstep` command: sync, index, pull, ask, replay, view and mcp; with the server package installed,
-serve and hash-key too (service/commands.py, through the entry points client/servers.py reads)."""
+serve and hash-key too (service/commands.py, through the entry points client/cli/servers.py reads)."""
 
 import argparse
 import os
@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from reactstep.client.agent_commands import LLMNotConfigured, add_agent_commands
-from reactstep.client.config import ConfigError
-from reactstep.client.errors import ClientError
-from reactstep.client.exit_codes import FAILED, SIGPIPE, USAGE, help_epilog
-from reactstep.client.mcp_command import add_mcp_command
-from reactstep.client.servers import INSTALL_SERVER, server_hook
-from reactstep.client.trace import ReplayMismatch
-from reactstep.client.view_command import add_view_command
-from reactstep.client.workspace_commands import add_workspace_commands
+from reactstep.client.api.errors import ClientError
+from reactstep.client.cli.agent_commands import LLMNotConfigured, add_agent_commands
+from reactstep.client.cli.exit_codes import FAILED, SIGPIPE, USAGE, help_epilog
+from reactstep.client.cli.mcp_command import add_mcp_command
+from reactstep.client.cli.servers import INSTALL_SERVER, server_hook
+from reactstep.client.cli.view_command import add_view_command
+from reactstep.client.cli.workspace_commands import add_workspace_commands
+from reactstep.client.settings import ConfigError
+from reactstep.client.traces.format import ReplayMismatch
 
 DESCRIPTION = (
     "reactstep's command line: sync a folder, ask the agent, serve MCP (serve needs the server package)."

@@ -1,7 +1,7 @@
 """A client's loop recorded as JSON lines (replay.py runs one again; docs/traces.md, trace.schema.json).
 
 A trace is one `session` line (format `version`, the project version it started from:
-trace_version.py, the reactstep version that recorded it), then one line per call in order:
+pinning.py, the reactstep version that recorded it), then one line per call in order:
 `react_step`, `execute_action`, `client_action` (a tool the client ran itself) or `approval` (the
 user's decision on a write, between the two execute_action calls of an approved one) or `step_error`
 (a react_step answered with an error, or a stream ended by an `error` event: the run's last line), each with
@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
-from reactstep.client.loop import Question
+from reactstep.client.agent.loop import Question
 
 TRACE_VERSION = 2
 READ_VERSIONS = (1, 2)  # format 1 replays without the LLM request's hashes

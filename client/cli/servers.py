@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 import httpx
 
-from reactstep.client.config import ClientConfig, ConfigError
-from reactstep.client.errors import ClientError
+from reactstep.client.api.errors import ClientError
+from reactstep.client.settings import ClientConfig, ConfigError
 
 HOOKS = "reactstep.server"
 NOTE = "server.json"  # the note's name and body ({"url", "pid"}) are service/http/running.py's

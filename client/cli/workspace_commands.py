@@ -6,12 +6,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from reactstep.client.config import ClientConfig
-from reactstep.client.exit_codes import OK, USAGE
-from reactstep.client.servers import server_for
+from reactstep.client.cli.exit_codes import OK, USAGE
+from reactstep.client.cli.servers import server_for
+from reactstep.client.settings import ClientConfig
 
 if TYPE_CHECKING:
-    from reactstep.client.client import Client
+    from reactstep.client.api.client import Client
 
 LOCAL = "in-process"  # the server a folder's sync state names for this data dir's (in this process or noted)
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -56,8 +56,8 @@ def add_workspace_commands(commands: Commands) -> None:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from reactstep.client.progress import ProgressBar
-    from reactstep.client.sync import SyncOptions, sync_folder
+    from reactstep.client.cli.progress import ProgressBar
+    from reactstep.client.workspace.sync import SyncOptions, sync_folder
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
@@ -97,8 +97,8 @@ def index_summary(run: dict[str, Any]) -> str:
 
 
 def _pull(args: argparse.Namespace) -> int:
-    from reactstep.client.progress import ProgressBar
-    from reactstep.client.pull import pull_folder
+    from reactstep.client.cli.progress import ProgressBar
+    from reactstep.client.workspace.pull import pull_folder
 
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
@@ -114,7 +114,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "tuple[str, Client]":
     """The name the folder's sync state gives the server (its URL, or LOCAL), and a client of it."""
-    from reactstep.client.client import Client
+    from reactstep.client.api.client import Client
 
     server = server_for(stack, args.server, config)
     client = stack.enter_context(Client(server.url, config.api_key))

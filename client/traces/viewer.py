@@ -5,7 +5,7 @@ trace.jsonl ─► read_trace (tolerant: a torn last line or another trace versi
                client_action, approval), and one per step_error (a step answered with an error:
                its status, code and message, a card of its own) — only what the page shows (no
                conversation history, no approval tokens)
-report.json ─► Report (replay_report.py), optional: the diverging step is marked
+report.json ─► Report (report.py), optional: the diverging step is marked
 viewer_page.html ─► the page: the data embedded as JSON (`<` escaped, so no `</script>` can end it),
                a Content-Security-Policy of default-src 'none' with the page's own style and
                script allowed by hash: nothing is fetched when it is viewed.
@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reactstep.client.errors import ReactstepError
-from reactstep.client.replay_report import Report
-from reactstep.client.trace import READ_VERSIONS
+from reactstep.client.api.errors import ReactstepError
+from reactstep.client.traces.format import READ_VERSIONS
+from reactstep.client.traces.report import Report
 
 TEMPLATE = "viewer_page.html"
 CALL_KINDS = ("execute_action", "client_action", "approval")
@@ -66,7 +66,7 @@ def read_trace(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def read_report(path: Path) -> Report:
-    """A replay report (replay_report.py), or NotViewable saying what is wrong with it."""
+    """A replay report (report.py), or NotViewable saying what is wrong with it."""
     try:
         return Report.model_validate_json(path.read_bytes())
     except ValidationError as exc:
@@ -182,7 +182,7 @@ def page_data(path: Path, report: Report | None = None) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> str:
     """The page: the template with the data embedded and a CSP allowing only its own inline code."""
-    template = files("reactstep.client").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    template = files("reactstep.client.traces").joinpath(TEMPLATE).read_text(encoding="utf-8")
     hashes = {kind: _sha256(pattern, template) for kind, pattern in _INLINE.items()}
     policy = (
         f"default-src 'none'; style-src '{hashes['style']}'; script-src '{hashes['script']}'; "

@@ -23,9 +23,9 @@ from typing import IO, Any
 import httpx
 from httpx_sse import EventSource
 
-from reactstep.client.config import ClientConfig
-from reactstep.client.errors import ClientError, api_error
-from reactstep.client.servers import found_server, required_hook, say_in_process
+from reactstep.client.api.errors import ClientError, api_error
+from reactstep.client.cli.servers import found_server, required_hook, say_in_process
+from reactstep.client.settings import ClientConfig
 
 RELAY_TIMEOUT_S = 300.0  # a tool call may index or search a large project
 RELAY_CALLS = 8  # messages relayed at once; more wait for one of these to be answered

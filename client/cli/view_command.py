@@ -1,9 +1,9 @@
-"""`reactstep view TRACE [--report R] [-o PAGE]`: a trace as one HTML page for a browser (viewer.py)."""
+"""`reactstep view TRACE [--report R] [-o PAGE]`: a trace as one HTML page (traces/viewer.py)."""
 
 import argparse
 from pathlib import Path
 
-from reactstep.client.viewer import write_page
+from reactstep.client.traces.viewer import write_page
 
 
 def add_view_command(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -1,5 +1,5 @@
 """`Client`: the blocking client of a reactstep server. Each method runs one operation (operations.py,
-runs.py) over one httpx connection pool; AsyncClient (async_client.py) runs the same operations.
+agent/runs.py) over one httpx connection pool; AsyncClient (async_client.py) runs the same operations.
 
     with Client("http://127.0.0.1:8000", api_key=...) as rs:
         rs.projects.create("demo"); rs.projects.sync_folder("demo", "./src")
@@ -15,15 +15,13 @@ from typing import Any, TypeVar, Unpack
 import httpx
 from pydantic import BaseModel
 
-from reactstep.client import operations
-from reactstep.client.calls import Op, drive
-from reactstep.client.loop import RunResult
-from reactstep.client.pull import PullReport, pull_folder
-from reactstep.client.retries import RetryPolicy
-from reactstep.client.runs import RunOptions, run
-from reactstep.client.sync import Progress, SyncOptions, SyncReport, sync_folder
-from reactstep.client.transport import SyncTransport, http_options
-from reactstep.client.wire import (
+from reactstep.client.agent.loop import RunResult
+from reactstep.client.agent.runs import RunOptions, run
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op, drive
+from reactstep.client.api.retries import RetryPolicy
+from reactstep.client.api.transport import SyncTransport, http_options
+from reactstep.client.api.wire import (
     Changes,
     ExecuteActionResponse,
     IndexProgress,
@@ -34,6 +32,8 @@ from reactstep.client.wire import (
     StoredFile,
     step_event,
 )
+from reactstep.client.workspace.pull import PullReport, pull_folder
+from reactstep.client.workspace.sync import Progress, SyncOptions, SyncReport, sync_folder
 
 T = TypeVar("T")
 Request = BaseModel | Mapping[str, Any]
@@ -85,7 +85,7 @@ class Client:
         return self.do(operations.execute(request))
 
     def run(self, query: str, **options: Unpack[RunOptions]) -> RunResult:
-        """The reference loop until a final answer (runs.py's RunOptions: project, tools, on_action,
+        """The reference loop until a final answer (agent/runs.py's RunOptions: project, tools, on_action,
         approve, max_steps, trace, ...)."""
         return self.do(run(query, **options))
 

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
-from reactstep.client.calls import Call, event_of
-from reactstep.client.errors import BadResponse, connection_failed, error_of
-from reactstep.client.retries import RetryPolicy, may_retry_answer, may_retry_failure
+from reactstep.client.api.calls import Call, event_of
+from reactstep.client.api.errors import BadResponse, connection_failed, error_of
+from reactstep.client.api.retries import RetryPolicy, may_retry_answer, may_retry_failure
 
 USER_AGENT = "reactstep-client"
 

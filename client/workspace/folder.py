@@ -6,7 +6,7 @@ scan(DIR) ─► every file no .gitignore on its way excludes (.git, .reactstep 
     within two seconds of a save is recorded without its mtime, so it is read next time)
 DIR/.reactstep/sync-<project>.json ─► SyncState {server, created, version, files: {path: [sha256, size,
     mtime_ns]}} written atomically once a sync or pull finished: which server and which incarnation of
-    the project (its `created`) it describes; client/sync_state.py decides whether it still applies
+    the project (its `created`) it describes; client/workspace/sync_state.py decides whether it still applies
     (without it the server's version is unknown: base_version null, every tool write the server ever
     made is checked against the folder). Format 1 (no `created`) is read and rewritten as format 2.
 """
@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reactstep.client.gitignore import IgnoreRules
-from reactstep.client.paths import path_problem
+from reactstep.client.workspace.gitignore import IgnoreRules
+from reactstep.client.workspace.paths import path_problem
 
 STATE_DIR = ".reactstep"
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", STATE_DIR}

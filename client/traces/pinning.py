@@ -13,9 +13,9 @@ with no entry then did not exist (or predates the journal: then it counts as dif
 
 from typing import Any
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.errors import ClientError, Conflict
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.api.errors import ClientError, Conflict
 
 SHOWN_PATHS = 10
 

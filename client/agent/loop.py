@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.errors import ApiError, BadResponse, ClientError, StreamError
-from reactstep.client.wire import ActionDetails, ExecuteActionResponse, ReactStepResponse, wire_of
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.api.errors import ApiError, BadResponse, ClientError, StreamError
+from reactstep.client.api.wire import ActionDetails, ExecuteActionResponse, ReactStepResponse, wire_of
 
 Listener = Callable[[str, dict[str, Any], dict[str, Any]], Any]
 ThoughtSink = Callable[[str], Any]

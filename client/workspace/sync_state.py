@@ -1,7 +1,7 @@
 """Which sync state a sync or pull starts from: the folder's saved one while it still describes this
 server's project; else a fresh one, said in one line, or a refusal when starting fresh could lose files.
 
-A state (client/workspace.py) names its server (the URL, normalised, or "in-process") and the project's
+A state (client/workspace/folder.py) names its server (the URL, normalised, or "in-process") and the project's
 incarnation: `created` of GET /api/projects/{id}, which a project deleted and created again changes.
 
     no state (or an unreadable one) ─► fresh (base_version null), nothing said: a first sync
@@ -23,11 +23,11 @@ from typing import Any
 
 import httpx
 
-from reactstep.client import operations
-from reactstep.client.calls import Op
-from reactstep.client.errors import ApiError, ClientError, NotFound
-from reactstep.client.wire import wire_of
-from reactstep.client.workspace import SyncState, load_state, state_path
+from reactstep.client.api import operations
+from reactstep.client.api.calls import Op
+from reactstep.client.api.errors import ApiError, ClientError, NotFound
+from reactstep.client.api.wire import wire_of
+from reactstep.client.workspace.folder import SyncState, load_state, state_path
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
