@@ -6,7 +6,7 @@ there is none), in this order:
     --server URL             that one
     REACTSTEP_SERVER         else that one
     <data_dir>/server.json   else the `reactstep serve` whose note is on this data dir, when its process
-                             lives (the server writes the note: service/http/running.py); it listens
+                             lives (its name and form: contract/server_note.py); it listens
                              before it writes the note and may build its app for a while after, so it
                              is waited for (NOTE_WAIT_S), and one that never answers /healthz is an
                              error: nothing else may open that data dir
@@ -19,8 +19,6 @@ in_process_server, llm_problem, local_mcp, version_line; service/commands.py); a
 has none, and the CLI says what to install when a command needs one.
 """
 
-import json
-import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -35,9 +33,9 @@ import httpx
 
 from reactstep.client.api.errors import ClientError
 from reactstep.client.settings import ClientConfig, ConfigError
+from reactstep.contract.server_note import serving_owner
 
 HOOKS = "reactstep.server"
-NOTE = "server.json"  # the note's name and body ({"url", "pid"}) are service/http/running.py's
 # A served data dir's note is written once the port listens, before the app is built (seconds on a busy
 # machine): its server is waited for this long, asked at most ATTEMPT_MAX_S at a time.
 NOTE_WAIT_S = 60.0
@@ -171,18 +169,6 @@ def say_in_process(data_dir: Path, why: str) -> None:
     print(f"running in this process on {data_dir} (no --server, and {why})", file=sys.stderr)
 
 
-def serving_owner(data_dir: Path) -> tuple[str, int] | None:
-    """(url, pid) of the data dir's note when another live process left it, answering or not; else None."""
-    try:
-        found = json.loads((data_dir / NOTE).read_text())
-        url, pid = str(found["url"]), int(found["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if pid == os.getpid() or not _alive(pid):
-        return None
-    return url, pid
-
-
 def noted_server(data_dir: Path, wait_s: float = NOTE_WAIT_S) -> Found:
     """The live server of the data dir's note, once it answers /healthz; Found(None, why) when no live
     process left a note or nothing listens at its URL (a note outliving its server, its pid reused);
@@ -224,13 +210,3 @@ def _attempt_s(deadline: float) -> float:
 def client_key() -> str | None:
     """The service key the client commands send (REACTSTEP_CLIENT_API_KEY)."""
     return ClientConfig.from_env().api_key
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, under another user
-        return True
-    return True
