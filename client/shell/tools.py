@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reactstep.client.shell.line_filter import UnsafeFilter, compile_filter
 from reactstep.client.shell.processes import Captured, ShellProcess
+from reactstep.contract.validation import describe_validation_error
 
 MAX_OUTPUT_CHARS = 30_000
 MAX_FILTER_CHARS = 1_000
@@ -140,7 +141,7 @@ class LocalShell:
         try:
             args = args_model.model_validate(tool_args)
         except ValidationError as exc:
-            raise ToolFailure(f"{tool_name}: {_described(exc)}") from exc
+            raise ToolFailure(f"{tool_name}: {describe_validation_error(exc)}") from exc
         return self._handlers[tool_name](args)
 
     def close(self) -> None:
@@ -254,15 +255,6 @@ def _compile_filter(pattern: str) -> Any:
         return compile_filter(pattern)
     except UnsafeFilter as exc:
         raise ToolFailure(f"bash_output: filter {pattern!r} cannot be used: {exc}") from exc
-
-
-def _described(exc: ValidationError) -> str:
-    """A short, value-free sentence per failed field (as the server's tools say it)."""
-    parts = []
-    for error in exc.errors(include_input=False, include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        parts.append(f"argument {where!r}: {error['msg']}")
-    return "; ".join(parts)
 
 
 def _matching(text: str, pattern: Any) -> str:
