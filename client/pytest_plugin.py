@@ -22,6 +22,7 @@ import pytest
 
 if TYPE_CHECKING:
     from reactstep.client.agent.loop import ToolRunner
+    from reactstep.client.settings import ClientSettings
     from reactstep.client.traces.report import Report
 
 RECORD_OPTION = "--reactstep-record"
@@ -39,9 +40,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class TraceReplayer:
     """What the reactstep_replay fixture gives: call it with a trace path to replay it."""
 
-    def __init__(self, record: bool, api_key: str | None) -> None:
+    def __init__(self, record: bool, settings: "ClientSettings") -> None:
         self.record = record
-        self._api_key = api_key
+        self._settings = settings
+        self._api_key = settings.api_key
         self._stack = ExitStack()
         self._url: str | None = None
         self._llm: Any = None
@@ -51,12 +53,11 @@ class TraceReplayer:
         """The in-process server's URL (started now if it is not yet), e.g. to create the project."""
         if self._url is None:
             from reactstep.client.cli.servers import in_process_server
-            from reactstep.client.settings import ClientConfig
             from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
             self._llm = self._stack.enter_context(ScriptedLLMServer())
             overrides = {"llm_api_base_allowlist": [self._llm.base_url]}
-            self._url = in_process_server(self._stack, ClientConfig.from_env(), overrides)
+            self._url = in_process_server(self._stack, self._settings, overrides)
         return self._url
 
     def __call__(
@@ -143,9 +144,9 @@ class TraceReplayer:
 @pytest.fixture
 def reactstep_replay(request: pytest.FixtureRequest) -> Iterator[TraceReplayer]:
     """Replay a recorded trace against a server in this process: `report = reactstep_replay(path)`."""
-    from reactstep.client.cli.servers import client_key
+    from reactstep.client.settings import ClientSettings
 
-    replayer = TraceReplayer(bool(request.config.getoption(RECORD_OPTION)), client_key())
+    replayer = TraceReplayer(bool(request.config.getoption(RECORD_OPTION)), ClientSettings.from_env())
     try:
         yield replayer
     finally:

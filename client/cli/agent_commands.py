@@ -14,8 +14,8 @@ from reactstep.client.api.client import Client
 from reactstep.client.api.errors import ClientError
 from reactstep.client.cli.console import StepPrinter
 from reactstep.client.cli.exit_codes import FAILED, NO_ANSWER, OK, USAGE
-from reactstep.client.cli.servers import client_key, in_process_llm_problem, server_for
-from reactstep.client.settings import ClientConfig
+from reactstep.client.cli.servers import in_process_llm_problem, server_for
+from reactstep.client.settings import ClientSettings
 from reactstep.client.traces.format import ReplayMismatch, load_trace
 
 TOOL_CALLING = ("text", "native", "auto")
@@ -92,9 +92,10 @@ def _ask(args: argparse.Namespace) -> int:
 
     llm_config = {"model": args.model, "tool_calling": args.tool_calling, "reply_format": args.reply_format}
     with ExitStack() as stack:
-        server_url = _server_with_an_llm(stack, args.server, args.model)
+        settings: ClientSettings = args.settings
+        server_url = _server_with_an_llm(stack, args.server, args.model, settings)
         printer = StepPrinter()
-        client = stack.enter_context(Client(server_url, client_key()))
+        client = stack.enter_context(Client(server_url, settings.api_key))
         stack.callback(printer.end_line)  # an error line never starts after a half-printed thought
         outcome = client.run(
             args.question,
@@ -131,13 +132,14 @@ def _replay(args: argparse.Namespace) -> int:
         names = ", ".join(tool["name"] for tool in records[0]["client_tools"])
         raise ReplayMismatch(f"the trace runs client tools ({names}) on this machine; pass --allow-shell")
     live = ({"model": args.model} if args.model else {}) if args.live else None
+    settings: ClientSettings = args.settings
     with ExitStack() as stack:
         run_tool = _local_shell(stack, args.cwd or Path.cwd()) if args.allow_shell else None
         llm = stack.enter_context(ScriptedLLMServer(recorded_replies(records, args.from_step)))
         overrides = {"llm_api_base_allowlist": [llm.base_url]}
-        server_url = server_for(stack, args.server, ClientConfig.from_env(), overrides).url
+        server_url = server_for(stack, args.server, settings, overrides).url
         if not args.ignore_version:
-            _check_pinned_version(stack, server_url, records[0])
+            _check_pinned_version(stack, server_url, records[0], settings.api_key)
         report = replay(
             records,
             server_url,
@@ -145,7 +147,7 @@ def _replay(args: argparse.Namespace) -> int:
             args.tool_calling,
             args.stream,
             run_tool,
-            client_key(),
+            settings.api_key,
             from_step=args.from_step,
             live=live,
         )
@@ -155,14 +157,16 @@ def _replay(args: argparse.Namespace) -> int:
     return OK if report.ok else FAILED
 
 
-def _server_with_an_llm(stack: ExitStack, named: str | None, model: str | None) -> str:
+def _server_with_an_llm(
+    stack: ExitStack, named: str | None, model: str | None, settings: ClientSettings
+) -> str:
     """The server to ask, once it is clear that it can call an LLM: checked before any call."""
 
     def llm_configured() -> None:
         if (problem := in_process_llm_problem(model)) is not None:
             raise LLMNotConfigured(problem)
 
-    server = server_for(stack, named, ClientConfig.from_env(), before_start=llm_configured)
+    server = server_for(stack, named, settings, before_start=llm_configured)
     url = server.url
     if server.origin != "in process" and model is None and _llm_check(url) == "unconfigured":
         raise LLMNotConfigured(
@@ -181,10 +185,12 @@ def _llm_check(url: str) -> str | None:
     return checks.get("llm") if isinstance(checks, dict) else None
 
 
-def _check_pinned_version(stack: ExitStack, server_url: str, session: dict[str, Any]) -> None:
+def _check_pinned_version(
+    stack: ExitStack, server_url: str, session: dict[str, Any], key: str | None
+) -> None:
     from reactstep.client.traces.pinning import check_pinned_version
 
-    client = stack.enter_context(Client(server_url, client_key()))
+    client = stack.enter_context(Client(server_url, key))
     note = client.do(check_pinned_version(session))
     if note is not None:
         print(note, file=sys.stderr)

@@ -15,7 +15,7 @@ from reactstep.client.cli.mcp_command import add_mcp_command
 from reactstep.client.cli.servers import INSTALL_SERVER, server_hook
 from reactstep.client.cli.view_command import add_view_command
 from reactstep.client.cli.workspace_commands import add_workspace_commands
-from reactstep.client.settings import ConfigError
+from reactstep.client.settings import ClientSettings, ConfigError
 from reactstep.client.traces.format import ReplayMismatch
 
 DESCRIPTION = (
@@ -32,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE  # whatever its options: they are the server package's to read
     args = _parser().parse_args(argv)
     try:
+        if args.command not in SERVER_COMMANDS:  # the server's commands read their own settings
+            args.settings = ClientSettings.from_env()
         code: int = args.run(args)
         sys.stdout.flush()  # here, so a reader that went away is seen here
     except (LLMNotConfigured, ConfigError) as exc:  # a setting to make, or one that is invalid
@@ -76,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction)
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if (add_server_commands := server_hook("commands")) is not None:
         add_server_commands(commands)
     else:

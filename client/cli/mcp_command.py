@@ -25,7 +25,7 @@ from httpx_sse import EventSource
 
 from reactstep.client.api.errors import ClientError, api_error
 from reactstep.client.cli.servers import found_server, required_hook, say_in_process
-from reactstep.client.settings import ClientConfig
+from reactstep.client.settings import ClientSettings
 
 RELAY_TIMEOUT_S = 300.0  # a tool call may index or search a large project
 RELAY_CALLS = 8  # messages relayed at once; more wait for one of these to be answered
@@ -46,16 +46,16 @@ def add_mcp_command(commands: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the IDE closes stdin; exit 1 before serving when the project cannot be used."""
-    config = ClientConfig.from_env()
-    found = found_server(args.server, config)
+    settings: ClientSettings = args.settings
+    found = found_server(args.server, settings)
     if found.url is not None:
         print(found.why, file=sys.stderr)
-        relay = McpRelay(found.url.rstrip("/"), args.project, config.api_key)
+        relay = McpRelay(found.url.rstrip("/"), args.project, settings.api_key)
         relay.check_project()
         relay.run(sys.stdin.buffer, _protocol_output())
         return 0
     local_mcp = required_hook("local_mcp", "`reactstep mcp` without --server or REACTSTEP_SERVER")
-    say_in_process(config.data_dir, found.why)
+    say_in_process(settings.data_dir, found.why)
     code: int = local_mcp(args.project, _protocol_output())
     return code
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import httpx
 
 from reactstep.client.api.errors import ClientError
-from reactstep.client.settings import ClientConfig, ConfigError
+from reactstep.client.settings import ClientSettings, ConfigError
 from reactstep.contract.server_note import serving_owner
 
 HOOKS = "reactstep.server"
@@ -102,42 +102,42 @@ class Server:
 def server_for(
     stack: ExitStack,
     named: str | None,
-    config: ClientConfig,
+    settings: ClientSettings,
     overrides: Mapping[str, Any] | None = None,
     before_start: Callable[[], None] | None = None,
 ) -> Server:
     """The server to send the command's requests to, said on stderr; `overrides`: settings of a server
     started in this process, `before_start`: what must hold before one is (it raises when not)."""
-    found = found_server(named, config)
+    found = found_server(named, settings)
     if found.url is not None:
         print(found.why, file=sys.stderr)
         return Server(found.url, found.origin)
     if before_start is not None:
         before_start()
-    return Server(in_process_server(stack, config, overrides or {}, found.why), "in process")
+    return Server(in_process_server(stack, settings, overrides or {}, found.why), "in process")
 
 
-def found_server(named: str | None, config: ClientConfig) -> Found:
+def found_server(named: str | None, settings: ClientSettings) -> Found:
     """The server --server or REACTSTEP_SERVER names, else the live one of this data dir's note; else
     Found(None, why none is)."""
     if named:
         return Found(named, f"using the server at {named} (--server)")
-    if config.server:
-        return Found(config.server, f"using the server at {config.server} (REACTSTEP_SERVER)")
-    return noted_server(config.data_dir)
+    if settings.server:
+        return Found(settings.server, f"using the server at {settings.server} (REACTSTEP_SERVER)")
+    return noted_server(settings.data_dir)
 
 
 def in_process_server(
-    stack: ExitStack, config: ClientConfig, overrides: Mapping[str, Any], why: str | None = None
+    stack: ExitStack, settings: ClientSettings, overrides: Mapping[str, Any], why: str | None = None
 ) -> str:
     """A server of this process on a loopback port for as long as the stack is open; `why`: why no
     other is used (by default: the data dir's note, checked now; ServedElsewhere when a live server
     serves the data dir, whose store a second server would open)."""
     if why is None:
-        noted = noted_server(config.data_dir)
+        noted = noted_server(settings.data_dir)
         if noted.url is not None:
             raise ServedElsewhere(
-                f"{config.data_dir} is served by the server at {noted.url}: use it (--server or "
+                f"{settings.data_dir} is served by the server at {noted.url}: use it (--server or "
                 "REACTSTEP_SERVER), or stop it, or set REACTSTEP_DATA_DIR to another data dir"
             )
         why = noted.why
@@ -147,7 +147,7 @@ def in_process_server(
         url: str = start(stack, overrides)
     except ValueError as exc:  # the server's settings, judged on its side: one line each
         raise ConfigError(str(exc)) from None
-    say_in_process(config.data_dir, why)
+    say_in_process(settings.data_dir, why)
     return url
 
 
@@ -205,8 +205,3 @@ def noted_server(data_dir: Path, wait_s: float = NOTE_WAIT_S) -> Found:
 
 def _attempt_s(deadline: float) -> float:
     return max(ATTEMPT_MIN_S, min(ATTEMPT_MAX_S, deadline - time.monotonic()))
-
-
-def client_key() -> str | None:
-    """The service key the client commands send (REACTSTEP_CLIENT_API_KEY)."""
-    return ClientConfig.from_env().api_key

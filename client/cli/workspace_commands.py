@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from reactstep.client.cli.exit_codes import OK, USAGE
 from reactstep.client.cli.servers import server_for
-from reactstep.client.settings import ClientConfig
+from reactstep.client.settings import ClientSettings
 
 if TYPE_CHECKING:
     from reactstep.client.api.client import Client
@@ -62,17 +62,17 @@ def _sync(args: argparse.Namespace) -> int:
     if not args.path.is_dir():
         print(f"error: {args.path} is not a directory", file=sys.stderr)
         return USAGE
-    config = ClientConfig.from_env()
+    settings: ClientSettings = args.settings
     options = SyncOptions(
         force=args.force,
         keep_both=args.keep_both,
         apply_deletes=not args.keep_deleted,
         index=args.index,
-        max_file_bytes=config.upload_max_file_bytes,
+        max_file_bytes=settings.upload_max_file_bytes,
     )
     uploading, indexing = ProgressBar("uploading"), ProgressBar("indexing")
     with ExitStack() as stack:
-        server, client = _client(stack, args, config)
+        server, client = _client(stack, args)
         stack.callback(indexing.finish)
         stack.callback(uploading.finish)
         report = client.do(sync_folder(args.project, args.path, server, options, uploading, indexing))
@@ -105,17 +105,18 @@ def _pull(args: argparse.Namespace) -> int:
         return USAGE
     bar = ProgressBar("pulling")
     with ExitStack() as stack:
-        server, client = _client(stack, args, ClientConfig.from_env())
+        server, client = _client(stack, args)
         stack.callback(bar.finish)
         report = client.do(pull_folder(args.project, args.path, server, args.force, bar))
     print(report.summary())
     return OK
 
 
-def _client(stack: ExitStack, args: argparse.Namespace, config: ClientConfig) -> "tuple[str, Client]":
+def _client(stack: ExitStack, args: argparse.Namespace) -> "tuple[str, Client]":
     """The name the folder's sync state gives the server (its URL, or LOCAL), and a client of it."""
     from reactstep.client.api.client import Client
 
-    server = server_for(stack, args.server, config)
-    client = stack.enter_context(Client(server.url, config.api_key))
+    settings: ClientSettings = args.settings
+    server = server_for(stack, args.server, settings)
+    client = stack.enter_context(Client(server.url, settings.api_key))
     return LOCAL if server.local else server.url, client
