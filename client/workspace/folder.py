@@ -8,7 +8,7 @@ DIR/.reactstep/sync-<project>.json ─► SyncState {server, created, version, f
     mtime_ns]}} written atomically once a sync or pull finished: which server and which incarnation of
     the project (its `created`) it describes; client/workspace/sync_state.py decides whether it still applies
     (without it the server's version is unknown: base_version null, every tool write the server ever
-    made is checked against the folder). Format 1 (no `created`) is read and rewritten as format 2.
+    made is checked against the folder). A state of another format is not read (OtherStateFormat).
 """
 
 import hashlib
@@ -27,8 +27,7 @@ from reactstep.client.workspace.paths import path_problem
 STATE_DIR = ".reactstep"
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", STATE_DIR}
 BINARY_SNIFF_BYTES = 8192
-STATE_FORMAT = 2
-READABLE_FORMATS = (1, 2)  # 1: before the state named the incarnation
+STATE_FORMAT = 2  # 1, before the state named the project's incarnation, is no longer read
 RACY_WINDOW_NS = 2_000_000_000  # a file changed this close to a save may change again unseen in its mtime
 
 
@@ -69,7 +68,16 @@ class SyncState:
     server: str
     version: int | None = None
     files: dict[str, Entry] = field(default_factory=dict)
-    created: float | None = None  # the project incarnation it describes (None: a format 1 state)
+    created: float | None = None  # the project incarnation it describes (None: the server did not say)
+
+
+class OtherStateFormat(Exception):
+    """A saved state of a format this version does not read."""
+
+    def __init__(self, path: Path, found: object) -> None:
+        super().__init__(
+            f"{path} is a sync state of format {found}; this reactstep reads format {STATE_FORMAT}"
+        )
 
 
 def scan(root: Path, max_file_bytes: int, known: dict[str, Entry] | None = None) -> Scan:
@@ -109,11 +117,15 @@ def state_path(root: Path, project_id: str) -> Path:
 
 
 def load_state(root: Path, project_id: str) -> SyncState | None:
-    """The state last saved for this project, whichever server it names; None if none or unreadable."""
+    """The state last saved for this project, whichever server it names; None if none or unreadable;
+    OtherStateFormat when it is of another format."""
+    state_file = state_path(root, project_id)
     try:
-        raw = json.loads(state_path(root, project_id).read_text())
-        if raw.get("format") not in READABLE_FORMATS:
+        raw = json.loads(state_file.read_text())
+        if not isinstance(raw, dict):
             return None
+        if raw.get("format") != STATE_FORMAT:
+            raise OtherStateFormat(state_file, raw.get("format"))
         files = {path: Entry(*fields) for path, fields in raw["files"].items()}
         created = raw.get("created")
         version = raw["version"]

@@ -6,8 +6,7 @@ incarnation: `created` of GET /api/projects/{id}, which a project deleted and cr
 
     no state (or an unreadable one) ─► fresh (base_version null), nothing said: a first sync
     same server, same incarnation ─► the state
-    a format 1 state (no incarnation) ─► kept, and saved with the incarnation next time, unless its
-        version is ahead of the project's: then it describes another incarnation
+    a state of another format (1: before states named the incarnation) ─► fresh, said
     another server ─► fresh, said (the folder has not synced with this one)
     another incarnation ─► fresh, said, when the server's project holds no file: nothing can be lost
         ─► StaleState when it holds files: the folder never sent them and a sync would replace or
@@ -27,7 +26,7 @@ from reactstep.client.api import operations
 from reactstep.client.api.calls import Op
 from reactstep.client.api.errors import ApiError, ClientError, NotFound
 from reactstep.client.api.wire import wire_of
-from reactstep.client.workspace.folder import SyncState, load_state, state_path
+from reactstep.client.workspace.folder import OtherStateFormat, SyncState, load_state, state_path
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -66,7 +65,11 @@ def starting_state(
 ) -> SyncState:
     """The state to start from for `project` (its description) on `server`; StaleState if refused."""
     server = server_key(server)
-    saved = load_state(root, project_id)
+    try:
+        saved = load_state(root, project_id)
+    except OtherStateFormat as exc:
+        _say(f"{exc}: starting fresh")
+        saved = None
     if project is None:  # nothing to check the incarnation against
         same_server = saved is not None and server_key(saved.server) == server
         return saved if saved is not None and same_server else SyncState(server)
@@ -103,7 +106,7 @@ def server_key(url: str) -> str:
 
 def _other_incarnation(saved: SyncState, project: dict[str, Any]) -> str | None:
     """Why the saved state describes another incarnation of the project; None when it is this one."""
-    if saved.created is None:  # format 1: only a version ahead of the project's tells
+    if saved.created is None:  # saved when the server could not say: only a version ahead of its tells
         if (saved.version or 0) <= project["version"]:
             return None
         return f"that one was at version {saved.version}, this one is at version {project['version']}"
