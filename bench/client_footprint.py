@@ -31,7 +31,7 @@ DEPENDENCIES = "httpx, httpx_sse, pydantic"  # what the client's own code stands
 STATEMENTS = (
     "from reactstep.client import Client",
     "from reactstep.client import AsyncClient",
-    "import reactstep.client.cli",
+    "import reactstep.client.cli.main",
 )
 
 

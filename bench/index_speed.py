@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from docstring_dataset import fetch_package
 from stats import describe, machine
 
-from reactstep.client.cli import main as reactstep
+from reactstep.client.cli.main import main as reactstep
 from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.service.runtime import build_runtime
 from reactstep.service.settings import Settings

@@ -122,7 +122,7 @@ def free_port() -> int:
 
 def serve_llm(delay_s: float) -> None:
     """Child: an OpenAI-compatible chat server that always answers REPLY after delay_s."""
-    from reactstep.client.scripted_replies import Reply, completion_body
+    from reactstep.client.traces.scripted_replies import Reply, completion_body
 
     body = json.dumps(completion_body("bench", Reply(REPLY), 0)).encode()
 

@@ -62,7 +62,7 @@ from retrieval_quality import (
 from starlette.testclient import TestClient
 from stats import machine
 
-from reactstep.client.cli import main as reactstep
+from reactstep.client.cli.main import main as reactstep
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder

@@ -42,7 +42,7 @@ from docstring_dataset import MIN_QUERY_WORDS, RELEASES, Query, build, fetch_pac
 from starlette.testclient import TestClient
 from stats import machine
 
-from reactstep.client.cli import main as reactstep
+from reactstep.client.cli.main import main as reactstep
 from reactstep.service.backends import vector_config
 from reactstep.service.http.app import create_app
 from reactstep.service.runtime import local_embedder

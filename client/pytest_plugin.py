@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from reactstep.client.loop import ToolRunner
-    from reactstep.client.replay_report import Report
+    from reactstep.client.agent.loop import ToolRunner
+    from reactstep.client.settings import ClientSettings
+    from reactstep.client.traces.report import Report
 
 RECORD_OPTION = "--reactstep-record"
 
@@ -39,9 +40,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class TraceReplayer:
     """What the reactstep_replay fixture gives: call it with a trace path to replay it."""
 
-    def __init__(self, record: bool, api_key: str | None) -> None:
+    def __init__(self, record: bool, settings: "ClientSettings") -> None:
         self.record = record
-        self._api_key = api_key
+        self._settings = settings
+        self._api_key = settings.api_key
         self._stack = ExitStack()
         self._url: str | None = None
         self._llm: Any = None
@@ -50,13 +52,12 @@ class TraceReplayer:
     def url(self) -> str:
         """The in-process server's URL (started now if it is not yet), e.g. to create the project."""
         if self._url is None:
-            from reactstep.client.config import ClientConfig
-            from reactstep.client.scripted_llm import ScriptedLLMServer
-            from reactstep.client.servers import in_process_server
+            from reactstep.client.cli.servers import in_process_server
+            from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
             self._llm = self._stack.enter_context(ScriptedLLMServer())
             overrides = {"llm_api_base_allowlist": [self._llm.base_url]}
-            self._url = in_process_server(self._stack, ClientConfig.from_env(), overrides)
+            self._url = in_process_server(self._stack, self._settings, overrides)
         return self._url
 
     def __call__(
@@ -79,8 +80,8 @@ class TraceReplayer:
         the files the trace started from. question and project: what to ask when recording a
         trace that does not exist yet.
         """
-        from reactstep.client.replay import recorded_replies, replay
-        from reactstep.client.trace import load_trace
+        from reactstep.client.traces.format import load_trace
+        from reactstep.client.traces.replay import recorded_replies, replay
 
         path = Path(trace)
         url = self.url
@@ -89,8 +90,8 @@ class TraceReplayer:
             return self._record(header, path, url, client_tools, on_action, llm)
         records = load_trace(path)
         if check_version:
-            from reactstep.client.client import Client
-            from reactstep.client.trace_version import check_pinned_version
+            from reactstep.client.api.client import Client
+            from reactstep.client.traces.pinning import check_pinned_version
 
             with Client(url, self._api_key) as client:
                 client.do(check_pinned_version(records[0]))
@@ -115,9 +116,9 @@ class TraceReplayer:
         on_action: "ToolRunner | None",
         llm: Mapping[str, Any] | None,
     ) -> "Report":
-        from reactstep.client.client import Client
-        from reactstep.client.replay_report import Report
-        from reactstep.client.trace import TRACE_VERSION
+        from reactstep.client.api.client import Client
+        from reactstep.client.traces.format import TRACE_VERSION
+        from reactstep.client.traces.report import Report
 
         if not header.get("user_query") or not header.get("project_id"):
             raise ValueError(f"{path} does not exist: pass question= and project= to record it")
@@ -143,9 +144,9 @@ class TraceReplayer:
 @pytest.fixture
 def reactstep_replay(request: pytest.FixtureRequest) -> Iterator[TraceReplayer]:
     """Replay a recorded trace against a server in this process: `report = reactstep_replay(path)`."""
-    from reactstep.client.servers import client_key
+    from reactstep.client.settings import ClientSettings
 
-    replayer = TraceReplayer(bool(request.config.getoption(RECORD_OPTION)), client_key())
+    replayer = TraceReplayer(bool(request.config.getoption(RECORD_OPTION)), ClientSettings.from_env())
     try:
         yield replayer
     finally:

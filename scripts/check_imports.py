@@ -23,7 +23,7 @@ FORBIDDEN = [
     # the contract (pydantic models of the HTTP bodies) is the client's and the server's: it imports neither
     *[("reactstep.contract", f"reactstep.{other}") for other in ("client", "service", "tools", "prompts")],
     # the client installs alone (client/pyproject.toml): it reaches the server over HTTP, and the server
-    # package's commands through entry points (client/servers.py)
+    # package's commands through entry points (client/cli/servers.py)
     *[("reactstep.client", f"reactstep.{other}") for other in ("service", "tools", "prompts")],
     ("reactstep.prompts", "reactstep.service"),
     ("reactstep.prompts", "reactstep.tools"),

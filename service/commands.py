@@ -149,9 +149,10 @@ def _reporting_settings(run: Callable[[argparse.Namespace], int]) -> Callable[[a
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from reactstep.contract.server_note import serving_owner
     from reactstep.service.http.app import create_app
     from reactstep.service.http.auth import DEV_MODE_WARNING, serving_refusal
-    from reactstep.service.http.running import announced, serving_owner
+    from reactstep.service.http.running import announced
     from reactstep.service.http.serving import listening_socket, serve_forever
     from reactstep.service.logs import configure_logging
     from reactstep.service.runtime import check_embedding_model

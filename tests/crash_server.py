@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from reactstep.client.cli import main
+from reactstep.client.cli.main import main
 from reactstep.tools.projects.crash_points import on_point
 
 point, _, times = os.environ.get("CRASH_POINT", "").partition("@")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client import config as client_config
+from reactstep.client import settings as client_settings
 from reactstep.service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +27,8 @@ NAMED_IN = [
     ".ci/*",
 ]
 VARIABLE = re.compile(r"\bREACTSTEP_[A-Z0-9_]*[A-Z0-9]\b")
-# The prefix itself, as prose names it, and the client's own variables (client/config.py names them).
-NOT_SETTINGS = {"REACTSTEP_", *VARIABLE.findall(client_config.__doc__ or "")}
+# The prefix itself, as prose names it, and the client's own variables (client/settings.py names them).
+NOT_SETTINGS = {"REACTSTEP_", *VARIABLE.findall(client_settings.__doc__ or "")}
 NOT_SETTINGS.add("REACTSTEP_WHEEL_CACHE")  # where scripts/llama_wheel keeps what it built; the script's own
 # CHANGELOG.md is left out: history names settings that are gone.
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from reactstep.contract.validation import describe_validation_error
 from reactstep.tools.errors import ToolError
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.writes.approval import Approvals, PendingApproval
@@ -133,15 +134,6 @@ def _schema_of(args_model: type[BaseModel]) -> dict[str, Any]:
     # pydantic rebuilds the schema on every call; a step asks for every tool's several times.
     schema: dict[str, Any] = _drop_titles(args_model.model_json_schema())
     return schema
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """A short, value-free sentence per failed field."""
-    parts = []
-    for error in exc.errors(include_input=False, include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        parts.append(f"argument {where!r}: {error['msg']}")
-    return "; ".join(parts)
 
 
 def _drop_titles(schema: Any) -> Any:

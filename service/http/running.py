@@ -4,22 +4,21 @@
         no note touched) ─► <data_dir>/server.json {"url", "pid"} while it runs (removed on exit,
         only while it is still this process's own)
     every client command without --server or REACTSTEP_SERVER ─► the note's server, when that process
-        is alive and answers /healthz (client/servers.py; a stale note from a killed server is ignored)
+        is alive and answers /healthz (client/cli/servers.py; a stale note from a killed server is ignored)
 
 An embedded vector store belongs to one process, so a second server on the same data dir would fail;
-with this note the second shell of the quick start talks to the first one instead. The client reads the
-note with code of its own (client/servers.py: it installs without the server), so the note's name and
-its form {"url", "pid"} change in both places or not at all.
+with this note the second shell of the quick start talks to the first one instead. The note's name, its
+form and its reading are the contract's (contract/server_note.py): the client reads it with the same code.
 """
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-NOTE = "server.json"
+from reactstep.contract.server_note import NOTE, note_text
+
 # A wildcard bind is reached on loopback from this machine.
 _LOOPBACK_FOR = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
@@ -35,7 +34,7 @@ def announced(data_dir: Path, host: str, port: int) -> Iterator[None]:
     """Leave the note while the block runs; remove it after, unless another server has replaced it."""
     data_dir.mkdir(parents=True, exist_ok=True)
     note = data_dir / NOTE
-    body = json.dumps({"url": local_url(host, port), "pid": os.getpid()})
+    body = note_text(local_url(host, port), os.getpid())
     handle, temporary = tempfile.mkstemp(dir=data_dir, prefix=".server-", suffix=".json")
     with os.fdopen(handle, "w") as file:
         file.write(body)
@@ -46,25 +45,3 @@ def announced(data_dir: Path, host: str, port: int) -> Iterator[None]:
         with suppress(OSError):
             if note.read_text() == body:
                 note.unlink()
-
-
-def serving_owner(data_dir: Path) -> tuple[str, int] | None:
-    """(url, pid) of the note when another live process left it, answering or not yet; else None."""
-    try:
-        found = json.loads((data_dir / NOTE).read_text())
-        url, pid = str(found["url"]), int(found["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if pid == os.getpid() or not _alive(pid):
-        return None
-    return url, pid
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, under another user
-        return True
-    return True

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.cli import main
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer
+from reactstep.client.cli.main import main
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.cli import main
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ScriptItem, ToolCall
+from reactstep.client.cli.main import main
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ScriptItem, ToolCall
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
@@ -152,7 +152,7 @@ def test_the_commands_of_a_client_end_with_it(
         [
             sys.executable,
             "-c",
-            "import sys; from reactstep.client.cli import main; sys.exit(main(sys.argv[1:]))",
+            "import sys; from reactstep.client.cli.main import main; sys.exit(main(sys.argv[1:]))",
             *ask,
         ],
         cwd=tmp_path,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.cli import main
+from reactstep.client.cli.main import main
 
 CASES = [
     (
@@ -84,7 +84,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
             [
                 sys.executable,
                 "-c",
-                "import sys; from reactstep.client.cli import main; sys.exit(main(['hash-key']))",
+                "import sys; from reactstep.client.cli.main import main; sys.exit(main(['hash-key']))",
             ],
             stdout=write_end,
             stderr=subprocess.PIPE,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.cli import main
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.cli.main import main
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

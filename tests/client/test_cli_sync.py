@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from reactstep.client import Client
-from reactstep.client.cli import main
-from reactstep.client.errors import ClientError
-from reactstep.client.sync import SyncOptions, sync_folder
-from reactstep.client.workspace import state_path
+from reactstep.client.api.errors import ClientError
+from reactstep.client.cli.main import main
+from reactstep.client.workspace.folder import state_path
+from reactstep.client.workspace.sync import SyncOptions, sync_folder
 
 
 @pytest.fixture

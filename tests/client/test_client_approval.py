@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.approvals import QUESTION
-from reactstep.client.cli import main
-from reactstep.client.loop import REJECTED
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.agent.approvals import QUESTION
+from reactstep.client.agent.loop import REJECTED
+from reactstep.client.cli.main import main
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from tests.served import serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,8 +87,9 @@ def dev_python(code: str) -> subprocess.CompletedProcess[str]:
     "load",
     [
         "import reactstep.client",
-        "import reactstep.client.cli",
-        "from reactstep.client.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+        "import reactstep.client.cli.main",
+        "from reactstep.client.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass",
     ],
 )
 def test_the_client_loads_none_of_the_servers_libraries(load: str) -> None:
@@ -221,7 +222,7 @@ def test_installing_the_client_leaves_nothing_in_the_checkout(client_venv: Path,
     assert list((ROOT / "client").glob("*.egg-info")) == []
     installed = tmp_path / "site" / "reactstep"
     assert sorted(path.name for path in installed.iterdir()) == ["client", "contract"]
-    assert (installed / "client" / "viewer_page.html").is_file()
+    assert (installed / "client" / "traces" / "viewer_page.html").is_file()
     assert not (installed / "client" / "build_backend").exists()
 
 

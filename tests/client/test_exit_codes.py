@@ -1,12 +1,12 @@
-"""The exit statuses come from one table (client/exit_codes.py): `reactstep --help` ends with it, the
+"""The exit statuses come from one table (client/cli/exit_codes.py): `reactstep --help` ends with it, the
 docs page of the CLI holds it, and the commands return what it says."""
 
 from pathlib import Path
 
 import pytest
 
-from reactstep.client.cli import main
-from reactstep.client.exit_codes import EXIT_CODES, FAILED, USAGE, help_epilog, markdown_table
+from reactstep.client.cli.exit_codes import EXIT_CODES, FAILED, USAGE, help_epilog, markdown_table
+from reactstep.client.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

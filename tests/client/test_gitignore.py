@@ -3,7 +3,7 @@
 
 import pytest
 
-from reactstep.client.gitignore import IgnoreRules
+from reactstep.client.workspace.gitignore import IgnoreRules
 
 CASES = [
     (

@@ -19,8 +19,8 @@ from reactstep.client import (
     SyncOptions,
     SyncRefused,
 )
-from reactstep.client.operations import NEW_FILE
-from reactstep.client.wire import IndexProgress
+from reactstep.client.api.operations import NEW_FILE
+from reactstep.client.api.wire import IndexProgress
 
 APP = b"def main():\n    return 1\n"
 

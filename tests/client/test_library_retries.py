@@ -25,8 +25,8 @@ from reactstep.client import (
     StreamError,
     Unavailable,
 )
-from reactstep.client.retries import parse_retry_after
-from reactstep.client.wire import StepResult, ThoughtEvent
+from reactstep.client.api.retries import parse_retry_after
+from reactstep.client.api.wire import StepResult, ThoughtEvent
 from tests.served import free_port
 
 Answer = tuple[int, dict[str, str], bytes]

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from reactstep.client import REJECTED, ApprovalRequest, AsyncClient, Client
-from reactstep.client.cli import main
-from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.client.trace import load_trace
-from reactstep.client.wire import StepResult, ThoughtEvent
+from reactstep.client.api.wire import StepResult, ThoughtEvent
+from reactstep.client.cli.main import main
+from reactstep.client.traces.format import load_trace
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.contract.step import ClientTool, ReactStepRequest
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

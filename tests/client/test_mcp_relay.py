@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from reactstep.client.mcp_command import McpRelay
+from reactstep.client.cli.mcp_command import McpRelay
 from reactstep.service.http.serving import BackgroundServer
 
 WAIT_S = 20.0  # the slow call's longest wait: far beyond the test's own run, short of a hung suite

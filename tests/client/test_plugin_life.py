@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reactstep.client.cli import main
+from reactstep.client.cli.main import main
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from tests.served import REACTSTEP, serving, settled_readiness
 
 REPLIES = [

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.config import ClientConfig
-from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.client.servers import ServedElsewhere, in_process_server
+from reactstep.client.cli.servers import ServedElsewhere, in_process_server
+from reactstep.client.settings import ClientSettings
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from tests.served import REACTSTEP, serving
 
 REPLIES = [
@@ -200,7 +200,7 @@ def test_no_server_starts_in_this_process_on_a_served_data_dir(
     url, _ = served
     data_dir = Path(env["REACTSTEP_DATA_DIR"])
     with ExitStack() as stack, pytest.raises(ServedElsewhere) as refused:
-        in_process_server(stack, ClientConfig(data_dir=data_dir), {})
+        in_process_server(stack, ClientSettings(data_dir=data_dir), {})
     assert str(refused.value) == (
         f"{data_dir} is served by the server at {url}: use it (--server or REACTSTEP_SERVER), or stop it, "
         "or set REACTSTEP_DATA_DIR to another data dir"

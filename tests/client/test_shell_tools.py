@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.shell_tools import LocalShell, shell_tool_declarations
+from reactstep.client.shell.tools import LocalShell, shell_tool_declarations
 from tests.timing import LOAD_SLACK_S
 
 PRINT_LINES = (
@@ -250,8 +250,8 @@ def test_the_declarations_are_valid_client_tools() -> None:
 CLIENT_SCRIPT = """
 import sys, time
 from pathlib import Path
-from reactstep.client.shell_tools import LocalShell
-from reactstep.client.processes import exit_on_termination_signals
+from reactstep.client.shell.tools import LocalShell
+from reactstep.client.shell.processes import exit_on_termination_signals
 
 how = sys.argv[1]
 shell = LocalShell(Path.cwd())

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reactstep.client.keep_both import conflict_name
-from reactstep.client.workspace import state_path
+from reactstep.client.workspace.folder import state_path
+from reactstep.client.workspace.keep_both import conflict_name
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
@@ -106,7 +106,7 @@ def test_a_second_server_starts_fresh_and_says_so(
     assert state["server"] == second.url
 
 
-def test_a_state_of_the_first_format_keeps_working_and_is_migrated(
+def test_a_state_of_the_first_format_is_said_and_started_afresh(
     url: str, folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run("sync", str(folder), "--project", "demo", "--server", url) == 0
@@ -119,9 +119,13 @@ def test_a_state_of_the_first_format_keeps_working_and_is_migrated(
     assert run("pull", str(folder), "--project", "demo", "--server", url) == 0
     out, err = capsys.readouterr()
     assert out == "pulled demo to version 3: wrote 1 files, removed 0, 0 already here\n"
-    assert err == f"using the server at {url} (--server)\n"  # nothing else to say
-    migrated = json.loads(state_path(folder, "demo").read_text())
-    assert (migrated["format"], migrated["version"], migrated["created"]) == (2, 3, created(url))
+    assert err == (
+        f"using the server at {url} (--server)\n"
+        f"{state_path(folder, 'demo')} is a sync state of format 1; this reactstep reads format 2: "
+        "starting fresh\n"
+    )
+    saved = json.loads(state_path(folder, "demo").read_text())
+    assert (saved["format"], saved["version"], saved["created"]) == (2, 3, created(url))
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.serving import BackgroundServer

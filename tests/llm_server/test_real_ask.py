@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.exit_codes import NO_ANSWER, OK
+from reactstep.client.cli.exit_codes import NO_ANSWER, OK
 from tests.client.test_client_install import client_venv, run  # noqa: F401 (the fixture)
 from tests.llm_server.conftest import ALIAS, ModelServer
 from tests.llm_server.real_steps import ENDINGS, QUESTION, STATUSES

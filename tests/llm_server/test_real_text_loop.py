@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from reactstep.client import Client
-from reactstep.client.cli import main
+from reactstep.client.cli.main import main
 from tests.llm_server.real_steps import ENDINGS, MAX_TOKENS, QUESTION
 
 pytestmark = pytest.mark.llm_server

@@ -9,7 +9,7 @@ import pytest
 from replay_helpers import QUESTION, SERVICE_KEY, TEXT_REPLIES, Record, settings_for
 
 from reactstep.client import Client
-from reactstep.client.scripted_llm import ScriptedLLMServer, ScriptItem
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer, ScriptItem
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reactstep.client.scripted_llm import ScriptedLLMServer, ScriptItem
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer, ScriptItem
 from reactstep.service.settings import Settings
 
 QUESTION = "What does main return?"

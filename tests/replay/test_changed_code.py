@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import reactstep.prompts
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
 pytest_plugins = ["pytester"]
 

@@ -11,10 +11,10 @@ import pytest
 from replay_helpers import QUESTION, SERVICE_KEY, TEXT_REPLIES, settings_for
 
 from reactstep.client import Client
-from reactstep.client.cli import main
-from reactstep.client.replay import recorded_replies, replay
-from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.client.trace import load_trace
+from reactstep.client.cli.main import main
+from reactstep.client.traces.replay import recorded_replies, replay
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.format import load_trace
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore

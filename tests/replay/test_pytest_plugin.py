@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
 pytest_plugins = ["pytester"]
 

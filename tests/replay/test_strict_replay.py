@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from replay_helpers import SERVICE_KEY, Record, settings_for
 
-from reactstep.client.cli import main
-from reactstep.client.replay import recorded_replies, replay
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
-from reactstep.client.trace import load_trace
+from reactstep.client.cli.main import main
+from reactstep.client.traces.format import load_trace
+from reactstep.client.traces.replay import recorded_replies, replay
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore

@@ -9,8 +9,8 @@ import pytest
 from replay_helpers import QUESTION, SERVICE_KEY, TEXT_REPLIES, Record, settings_for
 
 from reactstep.client import Client
-from reactstep.client.scripted_llm import ScriptedLLMServer
-from reactstep.client.trace import ReplayMismatch, load_trace, recorded_texts
+from reactstep.client.traces.format import ReplayMismatch, load_trace, recorded_texts
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore

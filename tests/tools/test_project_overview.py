@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.step.overview_section import cut_at_line
 from reactstep.service.step.react_step import OVERVIEW_MAX_CHARS
 from reactstep.tools.store.local import LocalStore

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reactstep.client import Client
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.contract.step import ClientTool
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

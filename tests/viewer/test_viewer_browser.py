@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.cli import main
-from reactstep.client.trace import load_trace
+from reactstep.client.cli.main import main
+from reactstep.client.traces.format import load_trace
 from reactstep.tools.store.local import LocalStore
 from tests.viewer.conftest import HOSTILE, LONG_FILE, REPLIES, record, serving
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from reactstep.client.cli import main
-from reactstep.client.trace import load_trace
-from reactstep.client.viewer import page_data, render
+from reactstep.client.cli.main import main
+from reactstep.client.traces.format import load_trace
+from reactstep.client.traces.viewer import page_data, render
 from tests.viewer.conftest import HOSTILE
 
 REPORT = {

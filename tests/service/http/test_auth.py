@@ -14,8 +14,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 
-from reactstep.client.cli import main
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.cli.main import main
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.auth import (
     AuthMiddleware,
     KeyEntry,

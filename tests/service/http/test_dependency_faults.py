@@ -19,7 +19,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.http.readiness import READINESS_TIMEOUT_S

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.backends import s3_client
 from reactstep.service.http.app import create_app
 from reactstep.service.settings import Settings

@@ -35,7 +35,7 @@ from schemathesis.specs.openapi.checks import (
 )
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import word_vector
+from reactstep.client.traces.scripted_llm import word_vector
 from reactstep.contract.step import Usage
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry

@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, Reply, ScriptedLLMServer
 from reactstep.contract.step import ReactStepRequest
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry

@@ -7,7 +7,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.http.auth import key_entry
 
 REACT, EXECUTE = "/api/agent/react_step", "/api/agent/execute_action"

@@ -10,7 +10,7 @@ from botocore.exceptions import EndpointConnectionError
 from pydantic import SecretStr
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.tools.store.s3_clients import S3Config, make_s3_client
 from tests.service.step.test_react_step import step_body
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.contract.sync import MAX_MANIFEST_FILES
 from reactstep.tools.store.local import LocalStore
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.readiness import READINESS_TIMEOUT_S
 from tests.served import serving, settled_readiness
 from tests.timing import LOAD_SLACK_S

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.logs import JsonFormatter, TextFormatter, configure_logging, resolved_format

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from tests.hostile_bodies import HOSTILE, PROJECT, Hostile
 from tests.served import post_while_polling, serving, settled_readiness
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from reactstep.client.cli import main
+from reactstep.client.cli.main import main
 from reactstep.service.version import _checkout_head, commit
 
 SPEC = yaml.safe_load((Path(__file__).resolve().parents[3] / "openapi.yaml").read_text())

@@ -8,7 +8,7 @@ from typing import Any
 import litellm
 import pytest
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.llm.gateway import LiteLLMGateway
 from reactstep.service.llm.protocol import LLMRequest
 

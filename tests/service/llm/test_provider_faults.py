@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer, ScriptItem
+from reactstep.client.traces.scripted_llm import Fault, Reply, ScriptedLLMServer, ScriptItem
 from reactstep.service.errors import LLMBadResponse, LLMRateLimited, UpstreamError
 from reactstep.service.llm.config import llm_timeout_s
 from reactstep.service.llm.retries import Attempts, RetryPolicy

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer
 from tests.service.step.test_react_step import step_body
 
 SLOW_S = 90.0

@@ -14,7 +14,7 @@ import pytest
 from pydantic import SecretStr
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.errors import ForbiddenApiBase, ForbiddenProvider
 from reactstep.service.llm.config import server_key
 from reactstep.service.llm.net_guard import check_api_base, check_model

@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
 CORPUS = Path(__file__).parent / "corpus"
 CLIENT_TOOLS = json.loads((CORPUS / "client_tools.json").read_text())

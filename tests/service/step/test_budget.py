@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.step.budget import cut_observation, prompt_budget
 from reactstep.service.step.react_step import MAX_OBSERVATION_CHARS
 from tests.service.step.test_react_step import step_body

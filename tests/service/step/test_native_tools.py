@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer, ToolCall
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.llm.gateway import model_facts
 from reactstep.service.step.native_tools import resolve_mode
 from reactstep.tools.catalog import default_registry

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from tests.service.step.test_budget import REACT, SEGMENT, read_step
 from tests.service.step.test_react_step import step_body
 

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 
 CANARY_KEY = "sk-canary-7f3a9c-never-show-me"
 

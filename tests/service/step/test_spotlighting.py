@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.step.prompting import untrusted
 
 INJECTION = (

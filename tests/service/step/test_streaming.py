@@ -10,7 +10,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, Reply, ScriptedLLMServer, StreamRecord, ToolCall
+from reactstep.client.traces.scripted_llm import Fault, Reply, ScriptedLLMServer, StreamRecord, ToolCall
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reactstep.client.scripted_llm import Reply, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings

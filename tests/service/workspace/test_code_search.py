@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.client.scripted_llm import Fault, ScriptedLLMServer
+from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.tools.code_search import render_results
 from reactstep.tools.ranking.retrieval import Passage
 from reactstep.tools.store.local import LocalStore

@@ -1,0 +1,346 @@
+"""Replay a trace: the recorded model replies served back, the same loop run, each call compared.
+
+Replay starts a scripted LLM on loopback that answers each step from the recording (the `raw_output`
+to a text-mode request, the action as a native tool call to a native one, so a trace replays in
+either tool-calling mode), drives the same loop (client tools run again; approvals are decided as
+recorded, nobody is asked; each step's history fitted as the recording's prompt_fit says, not counted
+for the scripted model's window), and stops at the first step that differs from the recording:
+
+strict (format 2, same tool-calling mode) ─► the step's llm_request hashes, part by part (the model
+    is not compared: replay's is the scripted one) ─► manifest | sampling | system prompt | message N,
+    each with a unified diff of the rendered text
+then ─► the step's answer (status, thought, action, final answer, format error), or its error code
+    when the recorded run ended in an error (step_error: the scripted LLM answers with the fault
+    that gives that code again; a match reports ok with that code as the status)
+    ─► each server or client tool's observation (timings, ids and approval tokens never count)
+live (from_step N) ─► steps 1..N compared as above, then the loop goes on with the replayed llm config
+    (the recording's sampling, reply format and tool-calling mode) and the `live` model; the Report
+    says which mode the live steps ran in
+A step the replay met an error at (the recording had none, or another) is named with its status, code
+and message, and what to do when the cause is replay's own (its scripted LLM refused by the server).
+The Report (report.py) says where it left the recording (ok, diverged_at, part, diffs).
+"""
+
+import json
+from typing import Any
+
+from reactstep.client.agent.loop import (
+    ApprovalRequest,
+    Approver,
+    LocalSide,
+    Question,
+    RunResult,
+    ToolRunner,
+    refuse,
+    run_loop,
+)
+from reactstep.client.api.client import Client
+from reactstep.client.api.errors import ApiError
+from reactstep.client.traces.format import TRACE_VERSION, ReplayMismatch, recorded_texts
+from reactstep.client.traces.report import PartDiff, Report, llm_request_diffs, unified
+from reactstep.client.traces.scripted_llm import Fault, Recorded, ScriptedLLMServer, ScriptItem
+
+ANSWER_FIELDS = ("status", "thought", "action_details", "final_answer", "format_error")
+OBSERVATION_FIELDS = {
+    "execute_action": ("tool_name", "observation", "is_error", "approval"),
+    "client_action": ("observation", "is_error"),
+    "approval": ("approved",),
+}
+VOLATILE_APPROVAL_FIELDS = ("token", "expires_at")  # new on every run; the diff is what must match
+# The LLM error codes a scripted fault reproduces: the HTTP status the server's provider call meets
+# What to do when the server refuses replay's own requests, by the error's code
+REMEDIES = {
+    "api_base_not_allowed": "it must let a request name replay's scripted LLM on this machine ({llm}): "
+    "set REACTSTEP_LLM_API_BASE_ALLOWLIST='[\"http://127.0.0.1:*\"]' where it runs, or replay without "
+    "--server and REACTSTEP_SERVER (a server in this process allows it)",
+    "provider_not_allowed": "replay's scripted LLM is an OpenAI-compatible model (openai/replay): it must "
+    "allow the provider `openai` (REACTSTEP_LLM_ALLOWED_PROVIDERS)",
+    "unauthorized": "set REACTSTEP_CLIENT_API_KEY to a service key of that server",
+}
+FAULT_STATUS = {
+    "llm_timeout": 408,
+    "llm_unavailable": 503,
+    "llm_rate_limited": 429,
+    "llm_auth_failed": 401,
+    "llm_bad_response": 400,
+}
+
+
+class Diverged(ReplayMismatch):
+    """The replay left the recording at `step`; `part` differed."""
+
+    def __init__(self, step: int, part: str, message: str, diffs: list[PartDiff]) -> None:
+        super().__init__(f"step {step}: {message}")
+        self.step, self.part, self.message, self.diffs = step, part, message, diffs
+
+
+def recorded_replies(records: list[dict[str, Any]], steps: int | None = None) -> list[ScriptItem]:
+    """The model replies of the recording, in order, as the steps that answered them (the first
+    `steps` of them when given); a run that ended in an LLM error ends with the fault that causes
+    it again (sticky: the server's retries meet it too; Retry-After 0, so they do not wait)."""
+    replies: list[ScriptItem] = []
+    for record in records:
+        if _answered(record):
+            replies.append(Recorded(record["response"]))
+        elif record["kind"] == "step_error" and record["response"].get("code") in FAULT_STATUS:
+            status = FAULT_STATUS[record["response"]["code"]]
+            message = str(record["response"].get("message") or "recorded fault")
+            replies.append(Fault(status, message=message, retry_after="0", sticky=True))
+    return replies if steps is None else replies[:steps]
+
+
+def recorded_fits(records: list[dict[str, Any]], steps: int | None = None) -> dict[int, dict[str, int]]:
+    """How each recorded step's prompt was fitted, by step (0 first; the first `steps` when given):
+    pinned, the replayed step asks the recorded prompt whatever the replayed model's window and
+    tokenizer (replay's scripted model has others)."""
+    answers = [record["response"] for record in records if record["kind"] in ("react_step", "step_error")]
+    fits = {
+        step: {"elided": fit["elided"], "left_out": fit["left_out"]}
+        for step, answer in enumerate(answers)
+        if isinstance(fit := answer.get("prompt_fit"), dict)
+    }
+    return fits if steps is None else {step: fit for step, fit in fits.items() if step < steps}
+
+
+def replay(
+    records: list[dict[str, Any]],
+    server_url: str,
+    llm: ScriptedLLMServer,
+    tool_calling: str | None = None,
+    stream: bool = False,
+    run_tool: ToolRunner | None = None,
+    api_key: str | None = None,
+    *,
+    from_step: int | None = None,
+    live: dict[str, Any] | None = None,
+    llm_overrides: dict[str, Any] | None = None,
+    client_tools: list[dict[str, Any]] | None = None,
+    approve: Approver = refuse,
+) -> Report:
+    """Re-run the recorded loop against a server and say where it left the recording.
+
+    from_step with live: the first `from_step` steps are compared, then `live` (an llm config; {} is
+    the server's default LLM) answers the rest, approvals decided by `approve`. llm_overrides
+    change the replayed llm config (sampling); client_tools replace the recorded declarations.
+    """
+    header = records[0]
+    recorded_mode = _recorded_mode(records)
+    llm_config = {k: v for k, v in header.get("llm_config", {}).items() if k not in ("model", "api_base")}
+    llm_config.update(llm_overrides or {}, model="openai/replay", api_base=llm.base_url)
+    if tool_calling or recorded_mode:
+        llm_config["tool_calling"] = tool_calling or recorded_mode
+    if (results := _recorded_tool_results(records)) and "tool_results" not in llm_config:
+        llm_config["tool_results"] = results  # as the recorded model server took them, not replay's
+    question = Question(
+        project_id=header["project_id"],
+        session_id=header["session_id"],
+        user_query=header["user_query"],
+        max_iterations=header["max_iterations"],
+        llm_config=llm_config,
+        stream=stream,
+        client_tools=header.get("client_tools", []) if client_tools is None else client_tools,
+        include_llm_request=True,
+        prompt_fits=recorded_fits(records, from_step if live is not None else None),
+    )
+    report = Report(ok=False, format=int(header.get("version", TRACE_VERSION)), steps=0)
+    strict = _strictness(header, recorded_mode, llm_config.get("tool_calling"), report.notes)
+    comparer = _Comparer(records[1:], strict, question, from_step if live is not None else None, live)
+    if live is not None and from_step == 0:
+        question.llm_config = comparer.live_config()  # no step is replayed: the live LLM answers the first
+    local = LocalSide(run_tool, approve=comparer.decision(approve), listeners=[comparer])
+    try:
+        with Client(server_url, api_key) as client:
+            outcome: RunResult = client.do(run_loop(question, local))
+        comparer.finished(outcome.steps)
+    except ApiError as error:
+        if comparer.ended_in is None:
+            raise  # an error the recording was not compared against (past --from-step, live)
+        comparer.finished(comparer.step)
+        report.ok, report.steps, report.status = True, comparer.step, error.code
+        return report
+    except Diverged as diverged:
+        report.steps = comparer.step
+        report.diverged_at, report.part, report.message = diverged.step, diverged.part, diverged.message
+        report.diffs = diverged.diffs
+        if (remedy := REMEDIES.get(comparer.replayed_error or "")) is not None:
+            report.notes.append(
+                f"the server at {server_url} refused replay's own request: {remedy.format(llm=llm.base_url)}"
+            )
+        return report
+    report.ok, report.steps, report.status = True, outcome.steps, outcome.status
+    report.live_from, report.live_tool_calling = comparer.live_from, comparer.live_mode()
+    return report
+
+
+def _answered(record: dict[str, Any]) -> bool:
+    return record["kind"] == "react_step" and "raw_output" in record["response"]
+
+
+def _recorded_mode(records: list[dict[str, Any]]) -> str | None:
+    modes = [r["response"].get("tool_calling") for r in records if _answered(r)]
+    return next((mode for mode in modes if mode), None)
+
+
+def _recorded_tool_results(records: list[dict[str, Any]]) -> str | None:
+    """How the recorded native steps sent the earlier steps (a chat format that drops tool messages
+    got them as text): replay's scripted model is not known to drop them, so it is told."""
+    forms = [r["response"].get("tool_results") for r in records if _answered(r)]
+    return next((form for form in forms if form), None)
+
+
+def _strictness(header: dict[str, Any], recorded: str | None, replayed: str | None, notes: list[str]) -> bool:
+    """Whether the LLM requests' hashes are compared (said once in the notes when they are not)."""
+    if header.get("version", 1) < 2:
+        notes.append(
+            f"recorded with trace format {header.get('version', 1)}: the LLM requests are not compared"
+        )
+        return False
+    if recorded and replayed and recorded != replayed:
+        notes.append(
+            f"recorded in {recorded} mode, replayed in {replayed}: the LLM requests are not compared"
+        )
+        return False
+    return True
+
+
+def _compared(response: dict[str, Any], name: str) -> Any:
+    """A response field as replay compares it: an action by what it does, not how it was written
+    (a native tool call is written canonically; a text-mode model wrote it its own way)."""
+    value = response.get(name)
+    if name == "action_details" and isinstance(value, dict):
+        return {key: item for key, item in value.items() if key != "raw_action_string"}
+    if name == "approval" and isinstance(value, dict):
+        return {key: item for key, item in value.items() if key not in VOLATILE_APPROVAL_FIELDS}
+    return value
+
+
+def _said(kind: str, response: dict[str, Any]) -> str:
+    """A replayed call as the verdict names it: a step error with its status, code and message."""
+    if kind != "step_error":
+        return kind
+    return f"step_error {response.get('status')} {response.get('code')}: {response.get('message')}"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=1, sort_keys=True) + "\n"
+
+
+class _Comparer:
+    """A loop listener that checks each call against the next recorded one."""
+
+    def __init__(
+        self,
+        expected: list[dict[str, Any]],
+        strict: bool,
+        question: Question,
+        from_step: int | None,
+        live: dict[str, Any] | None,
+    ) -> None:
+        self._expected = expected
+        self._texts = recorded_texts(expected)
+        self._position = 0
+        self._strict = strict
+        self._question = question
+        self._from_step = from_step
+        self._live = live
+        self.step = 0
+        self.live_from: int | None = None
+        self.ended_in: str | None = None  # the error code of a recorded step_error the replay met too
+        self.replayed_error: str | None = None  # the code of an error the replay met where it diverged
+        self._live_modes: list[str] = []  # the tool-calling mode each live step ran in
+
+    def _compared_now(self) -> bool:
+        return self.live_from is None
+
+    def live_mode(self) -> str | None:
+        """The tool-calling mode the live steps ran in ("text", "native", or both as "text, native")."""
+        return ", ".join(sorted(set(self._live_modes))) or None
+
+    def finished(self, steps: int) -> None:
+        """The run ended: every recorded call must have been reached (unless the live LLM took over)."""
+        left = len(self._expected) - self._position
+        if left and self._compared_now():
+            message = f"the replay ended after {steps} steps; {left} recorded calls remain"
+            raise Diverged(self.step, "end", message, [])
+
+    def decision(self, approve: Approver) -> Approver:
+        """The approver: the recorded decision while replaying, `approve` once the live LLM answers."""
+
+        def decide(call: ApprovalRequest) -> Any:
+            if not self._compared_now():
+                return approve(call)
+            record = self._expected[self._position] if self._position < len(self._expected) else None
+            if record is None or record["kind"] != "approval":
+                message = f"the server asks to approve {call.tool_name}, which the recording did not"
+                raise Diverged(self.step, "approval", message, [])
+            return bool(record["response"]["approved"])
+
+        return decide
+
+    def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        if kind in ("react_step", "step_error"):
+            self.step += 1
+            if self._from_step is not None and self.step == self._from_step + 1:
+                self.live_from = self.step
+        if not self._compared_now():
+            if kind == "react_step" and response.get("tool_calling"):
+                self._live_modes.append(str(response["tool_calling"]))
+            return
+        self._position += 1
+        if self._position > len(self._expected):
+            raise Diverged(self.step, "end", f"{kind} is past the end of the recording", [])
+        record = self._expected[self._position - 1]
+        if kind == "step_error":
+            self.replayed_error = str(response.get("code"))
+        if record["kind"] != kind:
+            message = f"recorded {record['kind']}, replayed {_said(kind, response)}"
+            diffs = [PartDiff(part="call", diff=unified("call", record["kind"], kind))]
+            raise Diverged(self.step, "call", message, diffs)
+        if kind == "step_error":
+            self._check_error(record["response"], response)
+            self.ended_in = response["code"]
+        elif kind == "react_step":
+            self._check_llm_request(record["response"], response)
+            self._check_fields(record["response"], response, ANSWER_FIELDS, "answer")
+            if self.step == self._from_step and self._live is not None:
+                self._question.llm_config = self.live_config()  # the next step asks the live LLM
+        else:
+            self._check_fields(record["response"], response, OBSERVATION_FIELDS[kind], "observation")
+
+    def live_config(self) -> dict[str, Any]:
+        """The replayed llm config (sampling, reply format, tool-calling mode) with the live model: the
+        server's default LLM, or the one `live` names, instead of replay's scripted one."""
+        replayed = {
+            k: v
+            for k, v in self._question.llm_config.items()
+            if k not in ("model", "api_base", "tool_results")
+        }
+        return replayed | dict(self._live or {})
+
+    def _check_error(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:
+        if recorded.get("code") != replayed.get("code"):
+            message = f"recorded {recorded.get('code')}, replayed {_said('step_error', replayed)}"
+            diff = unified("code", _text(recorded.get("code")), _text(replayed.get("code")))
+            raise Diverged(self.step, "error", message, [PartDiff(part="code", diff=diff)])
+
+    def _check_llm_request(self, recorded: dict[str, Any], replayed: dict[str, Any]) -> None:
+        if not self._strict or "llm_request" not in recorded:
+            return
+        diffs = llm_request_diffs(recorded["llm_request"], replayed.get("llm_request") or {}, self._texts)
+        if diffs:
+            raise Diverged(self.step, diffs[0].part, f"the LLM was asked another {diffs[0].part}", diffs)
+
+    def _check_fields(
+        self, recorded: dict[str, Any], replayed: dict[str, Any], names: tuple[str, ...], part: str
+    ) -> None:
+        then, now = ({name: _compared(side, name) for name in names} for side in (recorded, replayed))
+        diffs = [
+            PartDiff(part=name, diff=unified(name, _text(then[name]), _text(now[name])))
+            for name in names
+            if then[name] != now[name]
+        ]
+        if diffs:
+            what = diffs[0].part
+            tool = f" of {replayed.get('tool_name')}" if replayed.get("tool_name") else ""
+            named = part if part in ("observation", "error") else what
+            raise Diverged(self.step, named, f"{what}{tool} differs", diffs)
