@@ -7,7 +7,6 @@ Client does not pay for it.
 from typing import TYPE_CHECKING, Any
 
 from reactstep.client.agent.loop import REJECTED, ApprovalRequest, RunResult
-from reactstep.client.api.client import Client
 from reactstep.client.api.errors import (
     ApiError,
     BadRequest,
@@ -27,11 +26,12 @@ from reactstep.client.api.errors import (
 )
 from reactstep.client.api.operations import NEW_FILE
 from reactstep.client.api.retries import NO_RETRIES, RetryPolicy
+from reactstep.client.library import Client
 from reactstep.client.workspace.pull import PullRefused, PullReport
 from reactstep.client.workspace.sync import SyncOptions, SyncRefused, SyncReport
 
 if TYPE_CHECKING:
-    from reactstep.client.api.async_client import AsyncClient
+    from reactstep.client.async_library import AsyncClient
 
 __all__ = [
     "NEW_FILE",
@@ -68,7 +68,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """AsyncClient, imported on first use (PEP 562)."""
     if name == "AsyncClient":
-        from reactstep.client.api.async_client import AsyncClient
+        from reactstep.client.async_library import AsyncClient
 
         globals()["AsyncClient"] = AsyncClient
         return AsyncClient

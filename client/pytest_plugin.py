@@ -80,8 +80,8 @@ class TraceReplayer:
         the files the trace started from. question and project: what to ask when recording a
         trace that does not exist yet.
         """
+        from reactstep.client.replay import recorded_replies, replay
         from reactstep.client.traces.format import load_trace
-        from reactstep.client.traces.replay import recorded_replies, replay
 
         path = Path(trace)
         url = self.url
@@ -90,7 +90,7 @@ class TraceReplayer:
             return self._record(header, path, url, client_tools, on_action, llm)
         records = load_trace(path)
         if check_version:
-            from reactstep.client.api.client import Client
+            from reactstep.client.library import Client
             from reactstep.client.traces.pinning import check_pinned_version
 
             with Client(url, self._api_key) as client:
@@ -116,7 +116,7 @@ class TraceReplayer:
         on_action: "ToolRunner | None",
         llm: Mapping[str, Any] | None,
     ) -> "Report":
-        from reactstep.client.api.client import Client
+        from reactstep.client.library import Client
         from reactstep.client.traces.format import TRACE_VERSION
         from reactstep.client.traces.report import Report
 

@@ -1,3 +1,3 @@
-"""The Client library and the HTTP it speaks: `Client` and `AsyncClient`, each route of the server as an
-operation (operations.py, calls.py), the one module that sends HTTP (transport.py) with its retry rules
-(retries.py), the error tree (errors.py) and the typed bodies (wire.py)."""
+"""The HTTP the client speaks: each route of the server as an operation (operations.py, calls.py), the one
+module that sends HTTP (transport.py) with its retry rules (retries.py), the error tree (errors.py) and
+the typed bodies (wire.py). `Client` and `AsyncClient` (library.py, async_library.py) sit above it."""

@@ -10,11 +10,11 @@ from typing import Any, TypeAlias
 import httpx
 
 from reactstep.client.agent.loop import ToolRunner
-from reactstep.client.api.client import Client
 from reactstep.client.api.errors import ClientError
 from reactstep.client.cli.console import StepPrinter
 from reactstep.client.cli.exit_codes import FAILED, NO_ANSWER, OK, USAGE
 from reactstep.client.cli.servers import in_process_llm_problem, server_for
+from reactstep.client.library import Client
 from reactstep.client.settings import ClientSettings
 from reactstep.client.traces.format import ReplayMismatch, load_trace
 
@@ -117,7 +117,7 @@ def _ask(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     """Exit 0 when the replay matched, 1 when it diverged (or could not run), 2 for a usage error."""
     # imported here: replay and its scripted LLM server (http.server, difflib) cost every command ~9 ms
-    from reactstep.client.traces.replay import recorded_replies, replay
+    from reactstep.client.replay import recorded_replies, replay
     from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 
     if args.live != (args.from_step is not None) or (args.from_step is not None and args.from_step < 0):

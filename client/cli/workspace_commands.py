@@ -11,7 +11,7 @@ from reactstep.client.cli.servers import server_for
 from reactstep.client.settings import ClientSettings
 
 if TYPE_CHECKING:
-    from reactstep.client.api.client import Client
+    from reactstep.client.library import Client
 
 LOCAL = "in-process"  # the server a folder's sync state names for this data dir's (in this process or noted)
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -114,7 +114,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 def _client(stack: ExitStack, args: argparse.Namespace) -> "tuple[str, Client]":
     """The name the folder's sync state gives the server (its URL, or LOCAL), and a client of it."""
-    from reactstep.client.api.client import Client
+    from reactstep.client.library import Client
 
     settings: ClientSettings = args.settings
     server = server_for(stack, args.server, settings)

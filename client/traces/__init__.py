@@ -1,3 +1,4 @@
 """Traces: a run recorded as JSON lines (format.py), pinned to the project version it began at
-(pinning.py), replayed against a scripted model (replay.py, report.py, scripted_llm.py,
-scripted_replies.py) and shown as one HTML page (viewer.py)."""
+(pinning.py), the scripted model a replay answers from (scripted_llm.py, scripted_replies.py), a
+replay's report (report.py) and the trace as one HTML page (viewer.py). The replay itself drives a
+`Client`, so it is replay.py one floor up."""

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from reactstep.client.cli.main import main
+from reactstep.client.replay import recorded_replies, replay
 from reactstep.client.traces.format import load_trace
-from reactstep.client.traces.replay import recorded_replies, replay
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ScriptItem, ToolCall
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

@@ -12,9 +12,9 @@ from replay_helpers import QUESTION, SERVICE_KEY, TEXT_REPLIES, settings_for
 
 from reactstep.client import Client
 from reactstep.client.cli.main import main
-from reactstep.client.traces.replay import recorded_replies, replay
-from reactstep.client.traces.scripted_llm import ScriptedLLMServer
+from reactstep.client.replay import recorded_replies, replay
 from reactstep.client.traces.format import load_trace
+from reactstep.client.traces.scripted_llm import ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.tools.store.local import LocalStore

@@ -9,8 +9,8 @@ import pytest
 from replay_helpers import SERVICE_KEY, Record, settings_for
 
 from reactstep.client.cli.main import main
+from reactstep.client.replay import recorded_replies, replay
 from reactstep.client.traces.format import load_trace
-from reactstep.client.traces.replay import recorded_replies, replay
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

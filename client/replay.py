@@ -34,8 +34,8 @@ from reactstep.client.agent.loop import (
     refuse,
     run_loop,
 )
-from reactstep.client.api.client import Client
 from reactstep.client.api.errors import ApiError
+from reactstep.client.library import Client
 from reactstep.client.traces.format import TRACE_VERSION, ReplayMismatch, recorded_texts
 from reactstep.client.traces.report import PartDiff, Report, llm_request_diffs, unified
 from reactstep.client.traces.scripted_llm import Fault, Recorded, ScriptedLLMServer, ScriptItem

@@ -16,7 +16,6 @@ import httpx
 from pydantic import BaseModel
 
 from reactstep.client.agent.loop import RunResult
-from reactstep.client.agent.runs import RunOptions, run
 from reactstep.client.api import operations
 from reactstep.client.api.calls import Op, drive
 from reactstep.client.api.retries import RetryPolicy
@@ -32,6 +31,7 @@ from reactstep.client.api.wire import (
     StoredFile,
     step_event,
 )
+from reactstep.client.runs import RunOptions, run
 from reactstep.client.workspace.pull import PullReport, pull_folder
 from reactstep.client.workspace.sync import Progress, SyncOptions, SyncReport, sync_folder
 
