@@ -1,6 +1,6 @@
 """Bounds on what a request or a model reply may make the server hold, each refused with its own code.
 
-body bytes          bodies.read_limited             413 payload_too_large (declared or chunked)
+body bytes          http.admission                  413 payload_too_large (declared or chunked)
 JSON nesting        http.json_shape                 400 json_too_deep (counted in the bytes, before parsing)
 JSON values         http.json_shape                 413 payload_too_large (arrays and objects, items)
 field lengths       schemas.py / openapi.yaml       422 validation_failed naming the field

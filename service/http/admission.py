@@ -3,10 +3,13 @@
     POST ─► slots and queue full, or max_reading bodies on their way ─► 503 overloaded, body unread
          └► the body, whole, within body_timeout_s (no slot held meanwhile) ─► too slow: 408
                                                                             └► too big: 413
-            └► a slot free and nobody waiting ─► run (the app reads the body from memory)
+            └► a slot free and nobody waiting ─► run (the app takes the bytes from scope[BODY])
             └► queue not full ─► wait (at most queue_timeout_s) ─► a slot ─► run
                                                                 └► timeout ─► 503 overloaded
-    A body declared larger than its route's limit is not read: the route refuses it (413) at once.
+    This is the one place a body is read and its size bounded (Content-Length and bytes, by its
+    route's limit); http/bodies.py parses what is kept here. A body declared larger than its route's
+    limit is not read, nor one whose client left midway: the refusal (413, 400) is kept in its place
+    for the route to raise once its own checks (key, project) have passed, as if it had read it.
     GET (health, readiness, the contract, the manifest) is cheap and never waits.
 
 A request counts against the limit only once its body is in, so clients that send a body slowly
@@ -20,13 +23,22 @@ stops one replica from queueing without bound. Everything runs on the server's o
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from reactstep.service.errors import Overloaded, PayloadTooLarge, RequestTimeout, ServiceError, error_response
+from reactstep.service.errors import (
+    BadRequest,
+    Overloaded,
+    PayloadTooLarge,
+    RequestTimeout,
+    ServiceError,
+    error_response,
+)
+
+# The scope key of what was read: the body's bytes, or the refusal its route raises when it reads them.
+BODY = "reactstep.body"
 
 
 class AdmissionLimiter:
@@ -99,7 +111,7 @@ class AdmissionMiddleware:
         app: ASGIApp,
         limiter: AdmissionLimiter,
         retry_after_s: int,
-        body_limit: Callable[[str], int],
+        body_limit: Callable[[Scope], int],
         body_timeout_s: float,
         max_reading: int,
         rejected: Callable[[str], None] = lambda reason: None,
@@ -123,7 +135,7 @@ class AdmissionMiddleware:
         self.reading += 1
         try:
             with self.deadlines.watch():
-                body = await _read_body(scope, receive, self.body_limit(scope["path"]))
+                scope[BODY] = await _read_body(scope, receive, self.body_limit(scope))
         except ServiceError as error:
             self.rejected(error.code)
             await error_response(error)(scope, receive, send)
@@ -134,7 +146,7 @@ class AdmissionMiddleware:
             await self._overloaded()(scope, receive, send)
             return
         try:
-            await self.app(scope, body.replay(receive), send)
+            await self.app(scope, receive, send)
         finally:
             self.limiter.release()
 
@@ -148,40 +160,24 @@ class AdmissionMiddleware:
         return error_response(error)
 
 
-@dataclass
-class _Body:
-    """What arrived of a request body before the app runs: the messages to hand it first."""
-
-    messages: list[Message]
-
-    def replay(self, receive: Receive) -> Receive:
-        """`receive` for the app: the body read already, then the client's own (disconnects)."""
-        pending = deque(self.messages)
-
-        async def replayed() -> Message:
-            return pending.popleft() if pending else await receive()
-
-        return replayed
-
-
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> _Body:
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | ServiceError:
     """The whole body, in memory; PayloadTooLarge past `limit`. A body declared larger than `limit`
-    is left unread for the route to refuse."""
+    is left unread, and one cut short by a disconnect is dropped: their refusal stands in for them."""
     declared = _content_length(scope)
     if declared is not None and declared > limit:
-        return _Body([])
+        return PayloadTooLarge(f"the request body is larger than {limit} bytes")
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
-        if message["type"] != "http.request":  # the client went away: the app sees it so
-            return _Body([_request(b"".join(chunks), more=True), message])
+        if message["type"] != "http.request":  # nobody will read the answer; still not an internal error
+            return BadRequest("the client closed the connection before sending its whole body")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"the request body is larger than {limit} bytes")
         if not message.get("more_body", False):
-            return _Body([_request(b"".join((*chunks, chunk)) if chunks else chunk, more=False)])
+            return b"".join((*chunks, chunk)) if chunks else chunk
         chunks.append(chunk)
 
 
@@ -252,7 +248,3 @@ def _content_length(scope: Scope) -> int | None:
         if name == b"content-length":
             return int(value) if value.isdigit() else None
     return None
-
-
-def _request(body: bytes, more: bool) -> Message:
-    return {"type": "http.request", "body": body, "more_body": more}

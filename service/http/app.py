@@ -11,6 +11,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Match, Route
+from starlette.types import Scope
 
 from reactstep.service.errors import MethodNotAllowed, NotFound, ServiceError, error_response
 from reactstep.service.http import endpoints, projects
@@ -141,10 +142,11 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
     ]
 
 
-def _body_limit(settings: Settings) -> Callable[[str], int]:
-    """The largest body each route reads (it refuses larger ones itself, with 413)."""
+def _body_limit(settings: Settings) -> Callable[[Scope], int]:
+    """The largest body each route reads (admission refuses larger ones with 413)."""
 
-    def limit(path: str) -> int:
+    def limit(scope: Scope) -> int:
+        path = scope["path"]
         if path.startswith("/api/projects/") and "/files/" in path:
             return settings.file_max_bytes
         return settings.max_body_bytes

@@ -1,4 +1,4 @@
-"""Read a request body into a pydantic model: bounded in size, strict in shape, errors as our codes."""
+"""A request body, read and bounded by admission, parsed into a pydantic model; errors as our codes."""
 
 import json
 from collections.abc import Iterator
@@ -8,18 +8,12 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope
+from starlette.types import Scope
 
 from reactstep.contract.common import escaped_bytes
-from reactstep.service.errors import (
-    BadRequest,
-    HistoryTooLong,
-    InvalidJSON,
-    PayloadTooLarge,
-    ValidationFailed,
-)
+from reactstep.service.errors import HistoryTooLong, InvalidJSON, ServiceError, ValidationFailed
+from reactstep.service.http.admission import BODY
 from reactstep.service.http.json_shape import check_json_shape
-from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.redaction import remember_request_secrets
 from reactstep.service.worker_threads import on_worker
 from reactstep.tools.errors import UnsafePath
@@ -27,25 +21,23 @@ from reactstep.tools.errors import UnsafePath
 Model = TypeVar("Model", bound=BaseModel)
 
 
+def received_body(scope: Scope) -> bytes:
+    """The body admission read and bounded (its bytes), or the refusal it kept for the route (413, 400)."""
+    body: bytes | ServiceError = scope[BODY]
+    if isinstance(body, ServiceError):
+        raise body
+    return body
+
+
 async def read_model(
-    request: Request,
-    model: type[Model],
-    max_bytes: int,
-    allow_empty: bool = False,
-    max_depth: int = MAX_JSON_DEPTH,
-    path_keys: str | None = None,
+    request: Request, model: type[Model], allow_empty: bool = False, path_keys: str | None = None
 ) -> Model:
     """The body parsed as `model`, or a 4xx ServiceError saying what was wrong."""
-    raw = await read_limited(request, max_bytes)
-    return await parse_model(raw, model, allow_empty, max_depth, path_keys)
+    return await parse_model(received_body(request.scope), model, allow_empty, path_keys)
 
 
 async def parse_model(
-    raw: bytes,
-    model: type[Model],
-    allow_empty: bool = False,
-    max_depth: int = MAX_JSON_DEPTH,
-    path_keys: str | None = None,
+    raw: bytes, model: type[Model], allow_empty: bool = False, path_keys: str | None = None
 ) -> Model:
     """A raw body parsed as `model` (its secrets remembered for the request), or a 4xx ServiceError.
 
@@ -59,7 +51,7 @@ async def parse_model(
     elif not raw:
         raise InvalidJSON("the request body is empty; send a JSON object")
     else:
-        await check_json_shape(raw, max_depth)
+        await check_json_shape(raw)
         body = await _parsed(raw, model, path_keys)
     remember_request_secrets(body)
     return body
@@ -86,41 +78,6 @@ def _validated(model: type[Model], payload: Any) -> Model:
         if invalid := [error for error in errors if error["type"] == "json_invalid"]:
             raise InvalidJSON(f"the request body is not valid JSON: {invalid[0]['msg'][:200]}") from exc
         raise refusal(errors) from exc
-
-
-async def read_limited(request: Request, max_bytes: int) -> bytes:
-    """The raw body, refused as soon as it passes max_bytes (declared or streamed)."""
-    return await read_body(request.scope, request.receive, max_bytes)
-
-
-async def read_body(scope: Scope, receive: Receive, max_bytes: int) -> bytes:
-    """read_limited for an ASGI call: the messages `receive` gives, as Request.stream() reads them."""
-    declared = _content_length(scope)
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise PayloadTooLarge(f"the request body is larger than {max_bytes} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        kind = message["type"]
-        if kind == "http.request":
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > max_bytes:
-                raise PayloadTooLarge(f"the request body is larger than {max_bytes} bytes")
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        elif kind == "http.disconnect":  # nobody will read the answer; still not an internal error
-            raise BadRequest("the client closed the connection before sending its whole body")
-
-
-def _content_length(scope: Scope) -> bytes | None:
-    """The Content-Length header's raw value (no Headers object built for one header)."""
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return value  # type: ignore[no-any-return]
-    return None
 
 
 def _decoded_leniently(body: bytes) -> Any:

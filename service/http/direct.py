@@ -1,7 +1,7 @@
 """The hot JSON routes, answered from the ASGI call itself: no exception layer, router, Request or
 Response object between admission and the endpoint's core.
 
-    POST /api/agent/execute_action ─► DirectRoutes ─► the body (bodies.read_body) ─► the core
+    POST /api/agent/execute_action ─► DirectRoutes ─► the body admission read ─► the core
         (endpoints.answer_execute_action) ─► 200 with its JSON, or the ServiceError's answer
     anything else, or a request under a root_path ─► Starlette's exception layer and router
 
@@ -17,7 +17,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reactstep.service.errors import ServiceError, error_response
-from reactstep.service.http.bodies import read_body
+from reactstep.service.http.bodies import received_body
 from reactstep.service.runtime import Runtime
 
 # A route's core: the scope (its grant), the raw body and the runtime -> the JSON of its 200 answer.
@@ -31,7 +31,6 @@ class DirectRoutes:
     def __init__(self, app: ASGIApp, runtime: Runtime, answers: Sequence[tuple[Route, Answer]]) -> None:
         self.app = app
         self.runtime = runtime
-        self.max_bytes = runtime.settings.max_body_bytes
         self._by_path = {route.path: (route, answer) for route, answer in answers}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -42,7 +41,7 @@ class DirectRoutes:
         route, answer = direct
         scope["route"] = route
         try:
-            body = await answer(scope, await read_body(scope, receive, self.max_bytes), self.runtime)
+            body = await answer(scope, received_body(scope), self.runtime)
         except ServiceError as error:
             await error_response(error)(scope, receive, send)
             return

@@ -10,16 +10,14 @@ from reactstep.contract.health import Health, Version
 from reactstep.contract.step import ReactStepRequest
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import (
-    Model,
     json_response,
     model_json,
     model_response,
     parse_model,
-    read_limited,
     read_model,
+    received_body,
 )
 from reactstep.service.http.readiness import check_readiness
-from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_client_tools
@@ -37,15 +35,10 @@ def _runtime(request: Request) -> Runtime:
     return runtime
 
 
-async def _read(request: Request, runtime: Runtime, model: type[Model], allow_empty: bool = False) -> Model:
-    settings = runtime.settings
-    return await read_model(request, model, settings.max_body_bytes, allow_empty, MAX_JSON_DEPTH)
-
-
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = check_client_tools(await _read(request, runtime, ReactStepRequest))
+    body = check_client_tools(await read_model(request, ReactStepRequest))
     authorize_project(request.scope, body.project_id)
     await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
     overview = await read_requested_overview(body, runtime.store)
@@ -57,14 +50,13 @@ async def react_step(request: Request) -> Response:
 
 async def execute_action(request: Request) -> Response:
     """POST /api/agent/execute_action (direct.py answers it too, for requests no layer reroutes)."""
-    runtime = _runtime(request)
-    raw = await read_limited(request, runtime.settings.max_body_bytes)
-    return json_response(await answer_execute_action(request.scope, raw, runtime))
+    answer = await answer_execute_action(request.scope, received_body(request.scope), _runtime(request))
+    return json_response(answer)
 
 
 async def answer_execute_action(scope: Scope, raw: bytes, runtime: Runtime) -> bytes:
     """execute_action's answer to a raw body: the JSON of a 200, or a ServiceError."""
-    body = await parse_model(raw, ExecuteActionRequest, max_depth=MAX_JSON_DEPTH)
+    body = await parse_model(raw, ExecuteActionRequest)
     authorize_project(scope, body.project_id)
     return model_json(await execute_action_call(body, runtime))
 

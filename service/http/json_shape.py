@@ -10,7 +10,7 @@ refused unparsed when it holds more than any request of the contract needs:
       over one            ─► count again with the strings taken out (a regex, one slice at a time;
                              a large body on a worker thread, so the loop answers between slices)
                              ─► arrays and objects over MAX_CONTAINERS, or items over MAX_ITEMS: 413
-                             ─► nested deeper than max_depth: 400 json_too_deep
+                             ─► nested deeper than MAX_JSON_DEPTH: 400 json_too_deep
 A body that is not JSON is left to its parser, which says where it breaks.
 """
 
@@ -42,24 +42,24 @@ class Shape:
     """The brackets alone, in order (empty when not counted): what the nesting is read from."""
 
 
-async def check_json_shape(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> None:
+async def check_json_shape(raw: bytes) -> None:
     """Refuse a body with more arrays, objects or items than MAX_CONTAINERS / MAX_ITEMS (413) or nested
-    deeper than max_depth (400), without parsing it; a large body is measured off the event loop."""
-    if _surely_within(raw, max_depth):
+    deeper than MAX_JSON_DEPTH (400), without parsing it; a large body is measured off the event loop."""
+    if _surely_within(raw):
         return
     if len(raw) >= ON_WORKER_FROM:
-        await on_worker(check_measured, raw, max_depth)
+        await on_worker(check_measured, raw)
     else:
-        check_measured(raw, max_depth)
+        check_measured(raw)
 
 
-def _surely_within(raw: bytes, max_depth: int) -> bool:
+def _surely_within(raw: bytes) -> bool:
     """Whether counting every bracket and separator, strings too, already stays within the bounds."""
     containers = raw.count(b"{") + raw.count(b"[")
-    return containers <= max_depth and raw.count(b",") + raw.count(b":") <= MAX_ITEMS
+    return containers <= MAX_JSON_DEPTH and raw.count(b",") + raw.count(b":") <= MAX_ITEMS
 
 
-def check_measured(raw: bytes, max_depth: int) -> None:
+def check_measured(raw: bytes) -> None:
     """check_json_shape's precise count, strings taken out; blocking (a worker thread's job for 1 MB+)."""
     shape = measure(raw)
     if shape.containers > MAX_CONTAINERS:
@@ -70,8 +70,8 @@ def check_measured(raw: bytes, max_depth: int) -> None:
         raise PayloadTooLarge(
             f"the request body holds {shape.items:,} items and keys; the limit is {MAX_ITEMS:,}"
         )
-    if nesting(shape.brackets) > max_depth:
-        raise JSONTooDeep(f"the request body nests arrays and objects deeper than {max_depth} levels")
+    if nesting(shape.brackets) > MAX_JSON_DEPTH:
+        raise JSONTooDeep(f"the request body nests arrays and objects deeper than {MAX_JSON_DEPTH} levels")
 
 
 def measure(raw: bytes, slice_bytes: int = SLICE) -> Shape:

@@ -3,10 +3,10 @@
     POST /mcp/{project_id}
       AuthMiddleware        no key, or a wrong one: 401 unauthorized (before any MCP handling)
       AdmissionMiddleware   the body whole and bounded (413, 408), then a slot (503 overloaded)
-      mcp_endpoint          a body over REACTSTEP_MAX_BODY_BYTES: 413 payload_too_large
-                            a browser Origin not allowed: 403 forbidden_origin
+      mcp_endpoint          a browser Origin not allowed: 403 forbidden_origin
                             a project outside the key's globs: 403 forbidden_project
                             no such project: 404 project_not_found
+                            a body declared over REACTSTEP_MAX_BODY_BYTES: 413 payload_too_large
                             arrays and objects nested too deep: 400 json_too_deep
                             more values than any call needs: 413 payload_too_large
                             bytes that are not UTF-8: 400 invalid_json
@@ -21,9 +21,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import read_limited
+from reactstep.service.http.bodies import received_body
 from reactstep.service.http.json_shape import check_json_shape
-from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.server import HttpTransport, build_server
 from reactstep.service.runtime import Runtime
@@ -48,8 +47,8 @@ class McpEndpoint:
         check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
         project_id = authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
         await require_project_from_loop(project_id, runtime)
-        body = await read_limited(request, runtime.settings.max_body_bytes)
-        await check_json_shape(body, MAX_JSON_DEPTH)  # too many values, too deep; not JSON: the SDK's
+        body = received_body(scope)
+        await check_json_shape(body)  # too many values, too deep; not JSON: the SDK's
         check_text(body)  # but not bytes that are no text: the SDK fails on them (500)
         transport: HttpTransport = request.app.state.mcp
         await transport.handle(accepting_any(scope), _replay(body, receive), send)

@@ -15,10 +15,9 @@ from reactstep.contract.indexing import IndexRequest
 from reactstep.contract.sync import SyncRequest
 from reactstep.service.errors import BadRequest, ServiceError, ValidationFailed
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import read_limited, read_model
+from reactstep.service.http.bodies import read_model, received_body
 from reactstep.service.http.content_digest import parse_content_digest
 from reactstep.service.http.url_paths import url_file_path
-from reactstep.service.limits import MAX_JSON_DEPTH
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.step.streaming import HEADERS, EventStreamResponse, error_event, event
@@ -68,7 +67,7 @@ async def put_project_file(request: Request) -> JSONResponse:
     project_id = _project(request)
     runtime = _runtime(request)
     when = _preconditions(request, with_body=True)
-    data = await read_limited(request, runtime.settings.file_max_bytes)
+    data = received_body(request.scope)
     stored = await run_in_threadpool(put_file, project_id, url_file_path(request), data, when, runtime)
     return JSONResponse(stored.model_dump(mode="json"), headers={"etag": _quoted(stored.etag)})
 
@@ -114,8 +113,7 @@ async def sync_project(request: Request) -> JSONResponse:
     """POST /api/projects/{project_id}/sync: the manifest in, what to upload, delete and fetch out."""
     project_id = _project(request)
     runtime = _runtime(request)
-    limit = runtime.settings.max_body_bytes
-    body = await read_model(request, SyncRequest, limit, max_depth=MAX_JSON_DEPTH, path_keys="files")
+    body = await read_model(request, SyncRequest, path_keys="files")
     result = await run_in_threadpool(run_sync, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
 
@@ -132,8 +130,7 @@ async def index_project(request: Request) -> Response:
     """POST /api/projects/{project_id}/index: wait for the run, start it (202), or stream its progress."""
     project_id = _project(request)
     runtime = _runtime(request)
-    settings = runtime.settings
-    body = await read_model(request, IndexRequest, settings.max_body_bytes, True, MAX_JSON_DEPTH)
+    body = await read_model(request, IndexRequest, allow_empty=True)
     if body.stream:
         await run_in_threadpool(describe_project, project_id, runtime)  # 404 now, not as an event
         return EventStreamResponse(_index_events(project_id, body, runtime), headers=HEADERS)
