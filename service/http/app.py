@@ -1,4 +1,8 @@
-"""The app factory: routes, error handlers, and the runtime they share."""
+"""The app factory: the route table, error handlers, and the runtime they share.
+
+ROUTES is the one route table: ObserveMiddleware matches each request against it once
+(routing.match_route), and the layers after it (admission's body limit, the router) read that match.
+"""
 
 import contextlib
 import gc
@@ -10,7 +14,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Match, Route
+from starlette.routing import Route
 from starlette.types import Scope
 
 from reactstep.service.errors import MethodNotAllowed, NotFound, ServiceError, error_response
@@ -20,6 +24,7 @@ from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.http.direct import DirectRoutes
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
+from reactstep.service.http.routing import MatchedRouter, allowed_methods
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.logs import stamp_request_ids
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
@@ -40,6 +45,7 @@ OVERLOAD_RETRY_AFTER_S = 1  # a slot frees within a step's first model call; cli
 READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few slow senders never starve it
 
 EXECUTE_ACTION = Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"])
+FILES = "/api/projects/{project_id}/files/{path:path}"  # its routes take up to file_max_bytes of body
 ROUTES = [
     Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
     EXECUTE_ACTION,
@@ -47,9 +53,9 @@ ROUTES = [
     Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
     Route("/api/projects/{project_id}", projects.get_project, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.remove_project, methods=["DELETE"]),
-    Route("/api/projects/{project_id}/files/{path:path}", projects.put_project_file, methods=["PUT"]),
-    Route("/api/projects/{project_id}/files/{path:path}", projects.get_project_file, methods=["GET"]),
-    Route("/api/projects/{project_id}/files/{path:path}", projects.delete_project_file, methods=["DELETE"]),
+    Route(FILES, projects.put_project_file, methods=["PUT"]),
+    Route(FILES, projects.get_project_file, methods=["GET"]),
+    Route(FILES, projects.delete_project_file, methods=["DELETE"]),
     Route("/api/projects/{project_id}/sync", projects.sync_project, methods=["POST"]),
     Route("/api/projects/{project_id}/changes", projects.project_changes, methods=["GET"]),
     Route("/api/projects/{project_id}/gc", projects.collect_project_garbage, methods=["POST"]),
@@ -92,12 +98,11 @@ def create_app(
             runtime.vectors.close()  # releases an embedded store's lock for the next process
 
     app = Starlette(
-        routes=ROUTES,
-        lifespan=lifespan,
         middleware=_middleware(runtime),
         # Anything else becomes a 500 internal_error in ObserveMiddleware, inside the request's context.
         exception_handlers={ServiceError: _service_error, HTTPException: _http_error},
     )
+    app.router = MatchedRouter(ROUTES, lifespan=lifespan)
     app.state.runtime = runtime
     app.state.mcp = open_mcp(runtime)
     return app
@@ -146,8 +151,7 @@ def _body_limit(settings: Settings) -> Callable[[Scope], int]:
     """The largest body each route reads (admission refuses larger ones with 413)."""
 
     def limit(scope: Scope) -> int:
-        path = scope["path"]
-        if path.startswith("/api/projects/") and "/files/" in path:
+        if getattr(scope.get("route"), "path", None) == FILES:
             return settings.file_max_bytes
         return settings.max_body_bytes
 
@@ -166,16 +170,6 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 404:
         return error_response(NotFound(message))
     if exc.status_code == 405:  # the router names the first route on the path; Allow names them all
-        return error_response(MethodNotAllowed(message, allowed=_allowed_methods(request)))
+        allowed = allowed_methods(request.scope["route"], ROUTES)
+        return error_response(MethodNotAllowed(message, allowed=allowed))
     raise exc
-
-
-def _allowed_methods(request: Request) -> list[str]:
-    """Every method some route answers on the request's path (one Route per method and path)."""
-    methods = {
-        method
-        for route in request.app.routes
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE
-        for method in route.methods
-    }
-    return sorted(methods)

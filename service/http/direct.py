@@ -6,8 +6,8 @@ Response object between admission and the endpoint's core.
     anything else, or a request under a root_path ─► Starlette's exception layer and router
 
 What goes out is what Starlette would send, byte for byte: the same two headers in the same order,
-the error answers of app.py's handler (errors.error_response), and the route that the metrics and
-the request line name (scope["route"]). Any other exception goes up to ObserveMiddleware, as it
+and the error answers of app.py's handler (errors.error_response). The route is the one
+ObserveMiddleware matched (scope["route"]). Any other exception goes up to ObserveMiddleware, as it
 does from the router.
 """
 
@@ -26,20 +26,19 @@ JSON_TYPE = (b"content-type", b"application/json")
 
 
 class DirectRoutes:
-    """Answers the POST routes given, by exact path; passes every other request on."""
+    """Answers the POST routes given, when they are the matched route; passes every other request on."""
 
     def __init__(self, app: ASGIApp, runtime: Runtime, answers: Sequence[tuple[Route, Answer]]) -> None:
         self.app = app
         self.runtime = runtime
-        self._by_path = {route.path: (route, answer) for route, answer in answers}
+        self._by_path = {route.path: answer for route, answer in answers}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        direct = self._by_path.get(scope["path"]) if scope["type"] == "http" else None
-        if direct is None or scope["method"] != "POST" or scope.get("root_path"):
+        path = getattr(scope.get("route"), "path", None) if scope["type"] == "http" else None
+        answer = self._by_path.get(path) if path is not None else None
+        if answer is None or scope["method"] != "POST" or scope.get("root_path"):
             await self.app(scope, receive, send)
             return
-        route, answer = direct
-        scope["route"] = route
         try:
             body = await answer(scope, received_body(scope), self.runtime)
         except ServiceError as error:

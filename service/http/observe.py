@@ -1,6 +1,7 @@
-"""The outermost middleware: every request gets an id, one log line and its metrics.
+"""The outermost middleware: every request gets an id, its route, one log line and its metrics.
 
     X-Request-ID (1-128 of A-Z a-z 0-9 _ . : -) or a new id ─► request context (logs.py)
+    ─► the route, matched once (routing.match_route: every layer and the router read scope["route"])
     ─► the app (every layer may note fields; error bodies carry the id) ─► the answer, with
     X-Request-ID ─► metrics (route template, status, seconds) and one log line:
     {"message": "request", "method", "route", "status", "duration_ms", "project", "error", ...}
@@ -17,10 +18,11 @@ import re
 from collections.abc import Sequence
 from time import perf_counter
 
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reactstep.service.errors import INTERNAL_ERROR, ServiceError, error_response
+from reactstep.service.http.routing import match_route
 from reactstep.service.logs import RequestContext, accept_request_id, begin, end, log_line
 from reactstep.service.metrics import Metrics
 
@@ -31,12 +33,12 @@ METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"}
 
 
 class ObserveMiddleware:
-    """Request ids, the request log line and the HTTP metrics."""
+    """Request ids, the route's match, the request log line and the HTTP metrics."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics, routes: Sequence[BaseRoute]) -> None:
         self.app = app
         self.metrics = metrics
-        self.routes = routes  # to name the route of a request refused before routing (401, 503)
+        self.routes = routes
         self._templates: dict[str, str] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -44,6 +46,7 @@ class ObserveMiddleware:
             await self.app(scope, receive, send)
             return
         started = perf_counter()
+        match_route(scope, self.routes)
         context = RequestContext(accept_request_id(_header(scope, b"x-request-id")))
         id_header = (b"x-request-id", context.request_id.encode("ascii"))
         status = 0  # nothing sent yet
@@ -83,25 +86,13 @@ class ObserveMiddleware:
 
     def _route(self, scope: Scope) -> str:
         """The matched route's template ('/api/projects/{project_id}/files/{path}'), or 'unmatched'."""
-        route = scope.get("route") or self._match(scope)
-        path = getattr(route, "path", None)
+        path = getattr(scope.get("route"), "path", None)
         if path is None:
             return UNMATCHED
         template = self._templates.get(path)
         if template is None:
             template = self._templates[path] = re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
         return template
-
-    def _match(self, scope: Scope) -> BaseRoute | None:
-        """The route a request refused before the router ran would have reached (method aside)."""
-        partial = None
-        for route in self.routes:
-            match, _ = route.matches(scope)
-            if match == Match.FULL:
-                return route
-            if match == Match.PARTIAL and partial is None:
-                partial = route
-        return partial
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
