@@ -1,0 +1,239 @@
+"""The step's outcome from the model's reply: which status, and what the client appends next.
+
+finish_step: the reply cut to MAX_REPLY_CHARS (as if it hit its token limit, noted) ─► interpret
+             ─► the response with model, usage, timing, notes (and the prompt when debugging)
+parse (text grammar | native tool call: its first call, as a JSON action blob, through the same
+       grammar; raw_output in the text syntax, so a trace replays in either mode)
+  ├─ no action or answer ─► format_error (+ corrective message)
+  │                         └ the reply and message the history holds `loop_repeats` times ─► loop_detected
+  │                         └ finish_reason length ─► truncated_output (+ corrective message, note)
+  ├─ final answer ─► final_answer        └ finish_reason length ─► truncated_output
+  └─ action ─► stuck in a loop (loop_guard) ─► loop_detected (the action is not run)
+            └► action_proposed (executor server | client)
+"""
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Timing, Usage
+from reactstep.service import logs
+from reactstep.service.limits import MAX_REPLY_CHARS
+from reactstep.service.llm.protocol import LLMReply
+from reactstep.service.parsing.arg_drift import Aliases
+from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
+from reactstep.service.step.loop_guard import action_key
+from reactstep.service.step.prepare import PreparedStep, StepContext
+from reactstep.service.step.prompt import render, render_format_error
+
+
+@dataclass(frozen=True)
+class NativeParse:
+    """A reply, parsed, with its text-syntax rendering and how many calls were left unused."""
+
+    parsed: ParsedReply
+    raw_output: str
+    ignored_calls: int = 0
+
+
+def finish_step(
+    prepared: PreparedStep, reply: LLMReply, retries: int, llm_started: float
+) -> ReactStepResponse:
+    """The response for the reply, with model, usage, timing, notes (and the prompt when debugging)."""
+    finished = time.perf_counter()
+    reply, cut_note = cap_reply(reply)
+    response = interpret(reply, prepared.context)
+    response.model = prepared.llm_request.model
+    response.usage = reply.usage
+    response.timing = Timing(
+        llm_ms=round((finished - llm_started) * 1000, 3),
+        total_ms=round((finished - prepared.started) * 1000, 3),
+        retries=retries,
+    )
+    notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
+    response.notes = notes or None
+    response.llm_request = prepared.seen
+    response.prompt_fit = prepared.prompt_fit
+    response.tool_results = prepared.tool_results
+    if prepared.debug_prompt:
+        response.prompt = prepared.llm_request.messages
+    logs.note(step_status=response.status, retries=retries)
+    return response
+
+
+def step_body(response: ReactStepResponse) -> dict[str, Any]:
+    """The JSON body of a react_step response (streamed or not)."""
+    return response.model_dump(mode="json", exclude_none=True)
+
+
+def cap_reply(reply: LLMReply, max_chars: int = MAX_REPLY_CHARS) -> tuple[LLMReply, str | None]:
+    """The reply cut to max_chars (as if it had hit its token limit), and a note when it was cut."""
+    if len(reply.text) <= max_chars:
+        return reply, None
+    note = f"The model's reply ({len(reply.text)} characters) was cut to the first {max_chars}."
+    return replace(reply, text=reply.text[:max_chars], finish_reason="length"), note
+
+
+def _reply_notes(reply: LLMReply, cut_note: str | None) -> list[str]:
+    notes = [cut_note] if cut_note else []
+    if reply.stop_dropped:
+        notes.insert(0, "The provider rejected stop sequences; the step was sent without them.")
+    return notes
+
+
+def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
+    """The response for one reply (model, usage and timing are the caller's to add)."""
+    try:
+        native = _parse(reply, context)
+    except FormatError as exc:
+        raw_output = str(getattr(exc, "raw_output", reply.text))
+        if reply.finish_reason == "length":
+            return _truncated(exc.thought, raw_output, context, reply.usage)
+        return _format_error(exc.thought, raw_output, exc.reason, context)
+    parsed = native.parsed
+    notes = [f"The model asked for {native.ignored_calls + 1} tool calls at once; only the first is used."]
+    notes = (notes if native.ignored_calls else []) + [f"Parser: {note}" for note in parsed.notes]
+    if parsed.action is None:
+        if reply.finish_reason == "length":
+            return _truncated(parsed.thought, native.raw_output, context, reply.usage)
+        return _response(
+            context,
+            status="final_answer",
+            thought=parsed.thought,
+            final_answer=parsed.final_answer,
+            raw_output=native.raw_output,
+            notes=notes or None,
+        )
+    return _action(parsed, parsed.action, native.raw_output, context, notes)
+
+
+def _parse(reply: LLMReply, context: StepContext) -> NativeParse:
+    tools, aliases = context.tools.schemas, context.tools.aliases
+    if context.mode == "native":
+        return parse_native_reply(reply, tools, aliases, context.plain_answer)
+    return NativeParse(parse_reply(reply.text, tools, aliases, context.plain_answer), reply.text)
+
+
+def _action(
+    parsed: ParsedReply, action: ParsedAction, raw_output: str, context: StepContext, notes: list[str]
+) -> ReactStepResponse:
+    executor: Executor = "client" if action.tool_name in context.tools.client_names else "server"
+    details = ActionDetails(
+        tool_name=action.tool_name,
+        tool_args=action.tool_args,
+        raw_action_string=action.raw_action_string,
+        executor=executor,
+        requires_approval=action.tool_name in context.tools.approval_names,
+    )
+    looping = action_key(action.tool_name, action.tool_args) in context.stuck
+    if looping:
+        notes.append(
+            "The model proposed an action it had already run with the same result; the loop ends here."
+        )
+    return _response(
+        context,
+        status="loop_detected" if looping else "action_proposed",
+        thought=parsed.thought,
+        action_details=details,
+        raw_output=raw_output,
+        notes=notes or None,
+    )
+
+
+def _format_error(thought: str, raw_output: str, reason: str, context: StepContext) -> ReactStepResponse:
+    message = render_format_error(reason, context.tools.schemas)
+    looping = (raw_output.strip(), message) in context.stuck_replies
+    notes = ["The model sent again a reply it had already been told it could not use; the loop ends here."]
+    return _response(
+        context,
+        status="loop_detected" if looping else "format_error",
+        thought=thought,
+        raw_output=raw_output,
+        format_error=message,
+        notes=notes if looping else None,
+    )
+
+
+def _truncated(thought: str, raw_output: str, context: StepContext, usage: Usage) -> ReactStepResponse:
+    reason = render("truncated", max_tokens=context.max_tokens)
+    note = (
+        f"The reply reached max_tokens ({context.max_tokens}) before its action or answer was complete; "
+        "raise llm_config.max_tokens if this repeats."
+    )
+    if not usage.estimated and 0 < usage.completion_tokens < context.max_tokens:
+        used = usage.prompt_tokens + usage.completion_tokens
+        note = (
+            f"The reply stopped after {usage.completion_tokens} tokens, short of max_tokens "
+            f"({context.max_tokens}): the prompt ({usage.prompt_tokens}) and the reply filled the model's "
+            f"context window ({used} tokens). Send a shorter conversation_history, or give the model "
+            "server a larger window (and REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW the same)."
+        )
+    return _response(
+        context,
+        status="truncated_output",
+        thought=thought,
+        raw_output=raw_output,
+        format_error=render_format_error(reason, context.tools.schemas),
+        notes=[note],
+    )
+
+
+def _response(context: StepContext, **fields: object) -> ReactStepResponse:
+    return ReactStepResponse.model_validate(
+        {"session_id": context.session_id, "tool_calling": context.mode, **fields}
+    )
+
+
+def parse_native_reply(
+    reply: LLMReply,
+    tools: Mapping[str, dict[str, Any]],
+    aliases: Mapping[str, Aliases] | None = None,
+    plain_answer: bool = False,
+) -> NativeParse:
+    """The reply's action or final answer; FormatError (with raw_output in its text) when it has neither.
+
+    `plain_answer`: content without a call is the final answer (parse_reply)."""
+    if not reply.tool_calls:
+        return NativeParse(parse_reply(reply.text, tools, aliases, plain_answer), reply.text)
+    call = reply.tool_calls[0]
+    thought = _thought(reply.text, tools)
+    blob = json.dumps({"name": call.name, "arguments": call.arguments.strip() or "{}"}, ensure_ascii=False)
+    try:
+        parsed = parse_reply(blob, tools, aliases)
+    except FormatError as exc:
+        raise NativeFormatError(exc.reason, thought, _as_text(thought, f"Action: {blob}")) from None
+    action = parsed.action
+    assert action is not None  # a blob is an action, never a final answer
+    canonical = ParsedAction(action.tool_name, action.tool_args, _action_text(action, blob))
+    raw_output = _as_text(thought, canonical.raw_action_string)
+    reply_parsed = ParsedReply(thought, canonical, None, parsed.notes)
+    return NativeParse(reply_parsed, raw_output, len(reply.tool_calls) - 1)
+
+
+class NativeFormatError(FormatError):
+    """A native tool call that could not be used, and how it reads in the text syntax."""
+
+    def __init__(self, reason: str, thought: str, raw_output: str) -> None:
+        super().__init__(reason, thought)
+        self.raw_output = raw_output
+
+
+def _thought(text: str, tools: Mapping[str, dict[str, Any]]) -> str:
+    """The reasoning in the content: before any label, without a "Thought:" label."""
+    try:
+        return parse_reply(text, tools).thought
+    except FormatError as exc:
+        return exc.thought
+
+
+def _action_text(action: ParsedAction, blob: str) -> str:
+    try:
+        return render_action(action.tool_name, action.tool_args)
+    except (ValueError, TypeError):  # an argument name that is not a Python identifier
+        return f"Action: {blob}"
+
+
+def _as_text(thought: str, action: str) -> str:
+    return f"Thought: {thought}\n{action}" if thought else action
