@@ -38,7 +38,6 @@ from reactstep.service.errors import (
     UpstreamError,
 )
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
-from reactstep.service.llm.server_facts import mark_unstreamed_calls
 from reactstep.service.logs import log_event
 from reactstep.service.step.interpret import finish_step
 from reactstep.service.step.prepare import TIMEOUT_SETTING, UNSTREAMED, PreparedStep, RetryPolicy
@@ -232,8 +231,7 @@ async def open_reply_stream(
     except EmptyStream:
         if not request.tools:
             raise
-        mark_unstreamed_calls(request.api_base, request.model)
-        return None
+        return None  # the gateway remembered it (server_facts.streams_tool_calls)
 
 
 async def next_item(upstream: AsyncIterator[str | LLMReply], attempts: Attempts) -> str | LLMReply:
