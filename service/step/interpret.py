@@ -2,8 +2,7 @@
 
 finish_step: the reply cut to MAX_REPLY_CHARS (as if it hit its token limit, noted) ─► interpret
              ─► the response with model, usage, timing, notes (and the prompt when debugging)
-parse (text grammar | native tool call: its first call, as a JSON action blob, through the same
-       grammar; raw_output in the text syntax, so a trace replays in either mode)
+parse (parsing.reply.read_reply: the text grammar, or a native tool call through the same grammar)
   ├─ no action or answer ─► format_error (+ corrective message)
   │                         └ the reply and message the history holds `loop_repeats` times ─► loop_detected
   │                         └ finish_reason length ─► truncated_output (+ corrective message, note)
@@ -12,30 +11,18 @@ parse (text grammar | native tool call: its first call, as a JSON action blob, t
             └► action_proposed (executor server | client)
 """
 
-import json
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Timing, Usage
 from reactstep.service import logs
 from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMReply
-from reactstep.service.parsing.arg_drift import Aliases
-from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply, render_action
+from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, ReadReply, read_reply
 from reactstep.service.step.loop_guard import action_key
 from reactstep.service.step.prepare import PreparedStep, StepContext
 from reactstep.service.step.prompt import render, render_format_error
-
-
-@dataclass(frozen=True)
-class NativeParse:
-    """A reply, parsed, with its text-syntax rendering and how many calls were left unused."""
-
-    parsed: ParsedReply
-    raw_output: str
-    ignored_calls: int = 0
 
 
 def finish_step(
@@ -109,11 +96,9 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
     return _action(parsed, parsed.action, native.raw_output, context, notes)
 
 
-def _parse(reply: LLMReply, context: StepContext) -> NativeParse:
-    tools, aliases = context.tools.schemas, context.tools.aliases
-    if context.mode == "native":
-        return parse_native_reply(reply, tools, aliases, context.plain_answer)
-    return NativeParse(parse_reply(reply.text, tools, aliases, context.plain_answer), reply.text)
+def _parse(reply: LLMReply, context: StepContext) -> ReadReply:
+    calls = [(call.name, call.arguments) for call in reply.tool_calls] if context.mode == "native" else []
+    return read_reply(reply.text, calls, context.tools.schemas, context.tools.aliases, context.plain_answer)
 
 
 def _action(
@@ -184,56 +169,3 @@ def _response(context: StepContext, **fields: object) -> ReactStepResponse:
     return ReactStepResponse.model_validate(
         {"session_id": context.session_id, "tool_calling": context.mode, **fields}
     )
-
-
-def parse_native_reply(
-    reply: LLMReply,
-    tools: Mapping[str, dict[str, Any]],
-    aliases: Mapping[str, Aliases] | None = None,
-    plain_answer: bool = False,
-) -> NativeParse:
-    """The reply's action or final answer; FormatError (with raw_output in its text) when it has neither.
-
-    `plain_answer`: content without a call is the final answer (parse_reply)."""
-    if not reply.tool_calls:
-        return NativeParse(parse_reply(reply.text, tools, aliases, plain_answer), reply.text)
-    call = reply.tool_calls[0]
-    thought = _thought(reply.text, tools)
-    blob = json.dumps({"name": call.name, "arguments": call.arguments.strip() or "{}"}, ensure_ascii=False)
-    try:
-        parsed = parse_reply(blob, tools, aliases)
-    except FormatError as exc:
-        raise NativeFormatError(exc.reason, thought, _as_text(thought, f"Action: {blob}")) from None
-    action = parsed.action
-    assert action is not None  # a blob is an action, never a final answer
-    canonical = ParsedAction(action.tool_name, action.tool_args, _action_text(action, blob))
-    raw_output = _as_text(thought, canonical.raw_action_string)
-    reply_parsed = ParsedReply(thought, canonical, None, parsed.notes)
-    return NativeParse(reply_parsed, raw_output, len(reply.tool_calls) - 1)
-
-
-class NativeFormatError(FormatError):
-    """A native tool call that could not be used, and how it reads in the text syntax."""
-
-    def __init__(self, reason: str, thought: str, raw_output: str) -> None:
-        super().__init__(reason, thought)
-        self.raw_output = raw_output
-
-
-def _thought(text: str, tools: Mapping[str, dict[str, Any]]) -> str:
-    """The reasoning in the content: before any label, without a "Thought:" label."""
-    try:
-        return parse_reply(text, tools).thought
-    except FormatError as exc:
-        return exc.thought
-
-
-def _action_text(action: ParsedAction, blob: str) -> str:
-    try:
-        return render_action(action.tool_name, action.tool_args)
-    except (ValueError, TypeError):  # an argument name that is not a Python identifier
-        return f"Action: {blob}"
-
-
-def _as_text(thought: str, action: str) -> str:
-    return f"Thought: {thought}\n{action}" if thought else action
