@@ -181,7 +181,7 @@ def measure(runtime: Runtime, texts: list[str], count: int) -> None:
             project_id=PROJECT, session_id="s", tool_name="code_search", tool_args={"query": query}
         )
         started = time.perf_counter()
-        response = run_execute_action(request, runtime)
+        response = run_execute_action(request, runtime.registry.get(request.tool_name), runtime)
         middle = time.perf_counter()
         vector = runtime.embedder.embed_query(query + " again")
         embedded = time.perf_counter()

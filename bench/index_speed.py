@@ -111,7 +111,7 @@ def _search_latency(settings: Settings, count: int) -> None:
             project_id="bench", session_id="s", tool_name="code_search", tool_args={"query": query}
         )
         started = time.perf_counter()
-        run_execute_action(request, runtime)
+        run_execute_action(request, runtime.registry.get(request.tool_name), runtime)
         middle = time.perf_counter()
         vector = embedder.embed_query(query)
         searched = time.perf_counter()

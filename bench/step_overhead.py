@@ -31,7 +31,7 @@ from stats import machine, percentile
 from reactstep.contract.step import ReactStepRequest
 from reactstep.service.llm.gateway import OPENAI_ROUTE_FLAG
 from reactstep.service.settings import Settings
-from reactstep.service.step.react_step import PreparedStep, prepare_step
+from reactstep.service.step.prepare import PreparedStep, prepare_step
 from reactstep.tools.catalog import default_registry
 
 GOAL = 1.25

@@ -244,6 +244,8 @@ class ReactStepRequest(StrictModel):
     prompt_fit: PromptFitPin | None = None
     """Fit the history as told instead of by counting tokens: what a replay sends (the recorded
     step's `prompt_fit`). Absent or null: the server counts and fits to the model's window.
+    `elided` may not pass the history's observations and unusable replies, nor `left_out` its
+    length (422 `validation_failed`).
     """
 
     @field_validator("prompt_fit")

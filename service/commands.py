@@ -24,7 +24,7 @@ from typing import IO, Any, TypeAlias
 from pydantic import SecretStr, ValidationError
 from pydantic_settings import SettingsError
 
-from reactstep.service.errors import ServiceError
+from reactstep.contract.errors import ServiceError
 from reactstep.service.settings import Settings, settings_problems
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

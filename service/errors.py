@@ -41,7 +41,7 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
 
 Tool failures the model can fix (tools' ToolError) are observations with is_error true, not answers.
 Every error body is written by error_body (a response: error_response; an SSE event:
-step/streaming.py's error_event): the code, the message with known secrets scrubbed, the details,
+step/stream.py's error_event): the code, the message with known secrets scrubbed, the details,
 and the id of the request it answers.
 """
 

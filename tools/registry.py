@@ -1,6 +1,6 @@
 """The one visible tool registry: every server tool, its schema, and how a call becomes an observation.
 
-execute(name, raw_args, context)
+execute(name, raw_args, context)   (or spec.call(raw_args, context) for a spec looked up already)
   -> unknown tool?          Observation(is_error) listing the tools
   -> Args.model_validate    Observation(is_error) naming the bad argument
   -> spec.run(args, ctx)    ToolError -> Observation(is_error, "Error: ...")
@@ -79,6 +79,18 @@ class ToolSpec:
         """The arguments' JSON Schema, without pydantic's titles."""
         return _schema_of(self.args_model)
 
+    def call(self, raw_args: dict[str, Any], context: "ToolContext") -> "Observation":
+        """Run this tool on raw arguments; a failure the model can fix comes back as an error observation."""
+        try:
+            args = self.args_model.model_validate(raw_args)
+        except ValidationError as exc:
+            return Observation(f"Error: {self.name}: {describe_validation_error(exc)}", True)
+        try:
+            result = self.run(args, context)
+        except ToolError as exc:
+            return Observation(f"Error: {exc}", True)
+        return result if isinstance(result, Observation) else Observation(result)
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -113,20 +125,14 @@ class ToolRegistry:
         return {spec.name: spec.aliases for spec in self._specs.values() if spec.aliases}
 
     def execute(self, name: str, raw_args: dict[str, Any], context: ToolContext) -> Observation:
-        """Run one tool call; a failure the model can fix comes back as an error observation."""
+        """Run one tool call by name; a failure the model can fix comes back as an error observation."""
         spec = self._specs.get(name)
-        if spec is None:
-            available = ", ".join(sorted(self._specs))
-            return Observation(f"Error: unknown tool {name!r}. Available tools: {available}", True)
-        try:
-            args = spec.args_model.model_validate(raw_args)
-        except ValidationError as exc:
-            return Observation(f"Error: {name}: {describe_validation_error(exc)}", True)
-        try:
-            result = spec.run(args, context)
-        except ToolError as exc:
-            return Observation(f"Error: {exc}", True)
-        return result if isinstance(result, Observation) else Observation(result)
+        return self.unknown(name) if spec is None else spec.call(raw_args, context)
+
+    def unknown(self, name: str) -> Observation:
+        """The error observation for a call of a tool that is not here, listing those that are."""
+        available = ", ".join(sorted(self._specs))
+        return Observation(f"Error: unknown tool {name!r}. Available tools: {available}", True)
 
 
 @cache

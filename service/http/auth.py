@@ -129,8 +129,9 @@ def authorize_project(scope: Scope, project_id: str) -> str:
     grant = scope.get("state", {}).get("grant")
     if not isinstance(grant, Grant):  # no AuthMiddleware ran: refuse rather than trust
         raise Unauthorized("this request was not authenticated")
-    logs.note(project=project_id)
-    if not grant.allows(project_id):
+    allowed = grant.allows(project_id)
+    logs.note(project=project_id)  # a refused request's log line names the project too
+    if not allowed:
         raise ForbiddenProject(f"this API key may not use project {project_id!r}")
     return project_id
 

@@ -21,13 +21,12 @@ from reactstep.service.http.readiness import check_readiness
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_client_tools
-from reactstep.service.step.manifest import describe_tools
-from reactstep.service.step.overview_section import read_requested_overview
-from reactstep.service.step.react_step import run_react_step
-from reactstep.service.step.streaming import open_step_stream
+from reactstep.service.step.call import take_step
+from reactstep.service.step.prepare import prepare
+from reactstep.service.step.prompt import describe_tools
+from reactstep.service.step.stream import stream_step
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
 from reactstep.service.workspace.calls import execute_action as execute_action_call
-from reactstep.service.workspace.projects import require_project_from_loop
 
 
 def _runtime(request: Request) -> Runtime:
@@ -40,12 +39,10 @@ async def react_step(request: Request) -> Response:
     runtime = _runtime(request)
     body = check_client_tools(await read_model(request, ReactStepRequest))
     authorize_project(request.scope, body.project_id)
-    await require_project_from_loop(body.project_id, runtime)  # 404 before any LLM call
-    overview = await read_requested_overview(body, runtime.store)
+    prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
     if body.stream:
-        return await open_step_stream(body, runtime.settings, runtime.llm, runtime.registry, overview)
-    result = await run_react_step(body, runtime.settings, runtime.llm, runtime.registry, overview)
-    return model_response(result, exclude_none=True)
+        return stream_step(prepared, runtime.llm)
+    return model_response(await take_step(prepared, runtime.llm), exclude_none=True)
 
 
 async def execute_action(request: Request) -> Response:

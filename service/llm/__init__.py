@@ -1,1 +1,1 @@
-"""The LLM gateway (the only litellm importer), its clients, config, network guard, retries and embeddings."""
+"""The LLM gateway (the only litellm importer), its clients, config, network guard and embeddings."""

@@ -35,6 +35,7 @@ from reactstep.service.llm.provider_errors import (
     translate_error,
 )
 from reactstep.service.llm.replies import delta_text, reply_from
+from reactstep.service.llm.server_facts import mark_unstreamed_calls
 from reactstep.service.llm.token_counts import TokenCounts
 
 # Without this, litellm fetches a model price map from GitHub when it is imported and again when it
@@ -94,7 +95,10 @@ class LiteLLMGateway:
             await response.aclose()
         # litellm makes up a final "stop" chunk for a stream that just ended; it keeps what it received.
         if not getattr(response, "chunks", chunks):
-            # A 200 with no event at all is the server's answer to this call, not a network fault.
+            # A 200 with no event at all is the server's answer to this call, not a network fault;
+            # for a call that may use a tool it is remembered (the step asks such calls whole).
+            if request.tools:
+                mark_unstreamed_calls(request.api_base, request.model)
             raise EmptyStream(
                 "the model server opened the stream and closed it without sending anything: it cannot "
                 "stream this call (its log says why); send the step without stream"

@@ -1,12 +1,10 @@
-"""What a provider's answer becomes: litellm's response objects read into our plain LLMReply, cut to
-the size a request may send back."""
+"""What a provider's answer becomes: litellm's response objects read into our plain LLMReply (the step's
+interpret.py cuts it to the size a request may send back)."""
 
-from dataclasses import replace
 from typing import Any
 
 from reactstep.contract.step import Usage
 from reactstep.service.errors import LLMBadResponse
-from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMReply, NativeToolCall
 
 
@@ -60,11 +58,3 @@ def usage_from(raw: Any) -> Usage:
         total_tokens=getattr(raw, "total_tokens", 0) or 0,
         cached_tokens=cached if isinstance(cached, int) else None,
     )
-
-
-def cap_reply(reply: LLMReply, max_chars: int = MAX_REPLY_CHARS) -> tuple[LLMReply, str | None]:
-    """The reply cut to max_chars (as if it had hit its token limit), and a note when it was cut."""
-    if len(reply.text) <= max_chars:
-        return reply, None
-    note = f"The model's reply ({len(reply.text)} characters) was cut to the first {max_chars}."
-    return replace(reply, text=reply.text[:max_chars], finish_reason="length"), note

@@ -5,7 +5,7 @@ from typing import Any
 from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
 from reactstep.service.mcp.server import ToolCall
 from reactstep.service.runtime import Runtime
-from reactstep.service.step.manifest import describe_tools
+from reactstep.service.step.prompt import describe_tools
 from reactstep.service.workspace.calls import execute_action
 
 

@@ -1,6 +1,6 @@
 """The ReAct system prompt as an MCP prompt: the words react_step sends, the question."""
 
-from reactstep.service.step.prompting import PromptParts, render_messages
+from reactstep.service.step.prompt import PromptParts, render_messages
 
 
 def react_prompt(question: str) -> str:

@@ -11,13 +11,18 @@
             the final answer; else FormatError
          ─► action: known tool (or its unambiguous spelling) ─► bind its input to the tool's
             schema, mapping drifted names and types (tool_args.py) ─► ParsedReply + notes
+read_reply: a reply with native tool calls ─► the first one, as a JSON action blob ─► parse_reply
+            (same schema checks, same error messages); thought = the content's reasoning; its
+            raw_output in the text syntax ("Thought: ...\nAction: tool(arg=...)"), so a trace
+            replays in either mode. Without calls: parse_reply of the text.
 
 Every repair made on the way is a note; the reply is untrusted input and nothing in it is
 evaluated (see call_syntax.py).
 """
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +36,15 @@ from reactstep.service.parsing.steps import FormatError, Step
 from reactstep.service.parsing.text_parts import OBSERVATION, thought_before
 from reactstep.service.parsing.tool_args import ArgumentError
 
-__all__ = ["FormatError", "ParsedAction", "ParsedReply", "parse_reply", "render_action"]
+__all__ = [
+    "FormatError",
+    "ParsedAction",
+    "ParsedReply",
+    "ReadReply",
+    "parse_reply",
+    "read_reply",
+    "render_action",
+]
 
 MAX_REPLY_CHARS = 200_000
 
@@ -63,6 +76,15 @@ class ParsedReply:
     action: ParsedAction | None
     final_answer: str | None
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReadReply:
+    """A reply read (read_reply), with its text-syntax rendering and how many calls were left unused."""
+
+    parsed: ParsedReply
+    raw_output: str
+    ignored_calls: int = 0
 
 
 def parse_reply(
@@ -233,3 +255,59 @@ def _tool_name(name: str, tools: Mapping[str, Any]) -> tuple[str | None, tuple[s
     if len(matches) == 1:
         return matches[0], (f"Tool '{name}' was read as '{matches[0]}'.",)
     return None, ()
+
+
+def read_reply(
+    text: str,
+    calls: Sequence[tuple[str, str]],
+    tools: Mapping[str, dict[str, Any]],
+    aliases: Mapping[str, Aliases] | None = None,
+    plain_answer: bool = False,
+) -> ReadReply:
+    """A reply's action or final answer: its text parsed, or its first native tool call (name, JSON
+    arguments) read as a JSON action blob through the same grammar, the thought from the text.
+    FormatError (with the raw_output of a native call) when it has neither.
+
+    `plain_answer`: content without a call is the final answer (parse_reply)."""
+    if not calls:
+        return ReadReply(parse_reply(text, tools, aliases, plain_answer), text)
+    name, arguments = calls[0]
+    thought = _native_thought(text, tools)
+    blob = json.dumps({"name": name, "arguments": arguments.strip() or "{}"}, ensure_ascii=False)
+    try:
+        parsed = parse_reply(blob, tools, aliases)
+    except FormatError as exc:
+        raise NativeFormatError(exc.reason, thought, _as_text(thought, f"Action: {blob}")) from None
+    action = parsed.action
+    assert action is not None  # a blob is an action, never a final answer
+    canonical = ParsedAction(action.tool_name, action.tool_args, _action_text(action, blob))
+    raw_output = _as_text(thought, canonical.raw_action_string)
+    reply_parsed = ParsedReply(thought, canonical, None, parsed.notes)
+    return ReadReply(reply_parsed, raw_output, len(calls) - 1)
+
+
+class NativeFormatError(FormatError):
+    """A native tool call that could not be used, and how it reads in the text syntax."""
+
+    def __init__(self, reason: str, thought: str, raw_output: str) -> None:
+        super().__init__(reason, thought)
+        self.raw_output = raw_output
+
+
+def _native_thought(text: str, tools: Mapping[str, dict[str, Any]]) -> str:
+    """The reasoning in the content: before any label, without a "Thought:" label."""
+    try:
+        return parse_reply(text, tools).thought
+    except FormatError as exc:
+        return exc.thought
+
+
+def _action_text(action: ParsedAction, blob: str) -> str:
+    try:
+        return render_action(action.tool_name, action.tool_args)
+    except (ValueError, TypeError):  # an argument name that is not a Python identifier
+        return f"Action: {blob}"
+
+
+def _as_text(thought: str, action: str) -> str:
+    return f"Thought: {thought}\n{action}" if thought else action

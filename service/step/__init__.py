@@ -1,1 +1,1 @@
-"""One ReAct step: prompting, budget, the outcome of a reply, loop guard, native tools and streaming."""
+"""One ReAct step, in the order it happens: prepare, prompt and fit, call, interpret, stream."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from reactstep.contract.step import ActionDetails, CompletedStep, FormatErrorStep, HistoryItem
 from reactstep.service.parsing.call_syntax import render_action
-from reactstep.service.step.prompting import render
+from reactstep.service.step.prompt import render
 
 
 @dataclass(frozen=True)

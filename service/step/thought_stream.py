@@ -15,6 +15,7 @@ the text after it follows, as the parser joins them. An open model's tool-call m
 
 import re
 
+from reactstep.service.parsing.readers import CALL_STARTS
 from reactstep.service.parsing.reasoning import CLOSING_TAG, CLOSINGS, opening
 from reactstep.service.parsing.reply import after_echo
 
@@ -27,31 +28,9 @@ _STOP_WORDS = ("final answer", "answer", "action input", "action", "observation"
 _THOUGHT_LABEL = re.compile(r"\s*[`*_]*[ \t]*thought[ \t]*[`*_]*[ \t]*:[ \t]*(?:\*\*|__)?\s*", re.IGNORECASE)
 _MARKUP = " \t`*_"
 _DECIDING_CHARS = 40
-# Where an open model's call begins, anywhere in a line (readers/ know them all).
-_MARKERS = (
-    "<tool_call>",
-    "<tool_calls>",
-    "[TOOL_CALLS]",
-    "<|python_tag|>",
-    "<|python_start|>",
-    "<|tool_call|>",
-    "functools[",
-    "<|action_start|>",
-    "<|START_ACTION|>",
-    "<｜tool▁calls▁begin｜>",  # noqa: RUF001 (DeepSeek writes fullwidth bars)
-    "<｜tool▁call▁begin｜>",  # noqa: RUF001
-    "<｜tool▁calls｜>",  # noqa: RUF001
-    "to=functions.",
-    "<|tool_calls_section_begin|>",
-    "<|tool_call_begin|>",
-    "<|channel|>",
-    "<|start|>",
-    "<minimax:tool_call>",
-    "<seed:tool_call>",
-    "<function=",
-    "<invoke ",
-    "<think>",
-)
+# Where an open model's call begins, anywhere in a line (the readers' markers), and a reasoning block
+# opened mid-reply.
+_MARKERS = (*CALL_STARTS, "<think>")
 _LONGEST_CLOSING = max(map(len, CLOSINGS))
 _LONGEST_MARKER = max(map(len, _MARKERS))
 _MARKER_FIRSTS = {marker[0] for marker in _MARKERS}

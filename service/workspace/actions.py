@@ -17,46 +17,52 @@ from reactstep.service.workspace.reindexing import reindex_changes
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.ranking.retrieval import CodeIndex
-from reactstep.tools.registry import Observation, ToolContext
+from reactstep.tools.registry import Observation, ToolContext, ToolSpec
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.writes.approval import PendingApproval
 
 
-def runs_on_loop(request: ExecuteActionRequest, runtime: Runtime) -> bool:
-    """Whether the call is light enough for the event loop: one file read from local disk."""
-    spec = runtime.registry.get(request.tool_name)
+def runs_on_loop(spec: ToolSpec | None, runtime: Runtime) -> bool:
+    """Whether a call of `spec` is light enough for the event loop: one file read from local disk."""
     return spec is not None and spec.reads_one_file and runtime.store.local
 
 
-def run_execute_action(request: ExecuteActionRequest, runtime: Runtime) -> ExecuteActionResponse:
-    """Execute the named tool; tool failures come back as error observations.
+def run_execute_action(
+    request: ExecuteActionRequest, spec: ToolSpec | None, runtime: Runtime
+) -> ExecuteActionResponse:
+    """Execute the named tool (`spec`: the registry's entry for its name, looked up once by the caller;
+    None for a name it does not know); tool failures come back as error observations.
 
     A missing project is 404 project_not_found, never a tool's answer. A tool that reads one file
     shows the project exists by succeeding, so its project head is read only when it fails: one
     store request per read_file instead of two.
     """
     started = time.perf_counter()
-    spec = runtime.registry.get(request.tool_name)
     head = None if spec and spec.reads_one_file else require_project(request.project_id, runtime)
     store = JournaledStore(runtime.store, runtime.projects, "tool")
-    context = tool_context(request, runtime, store)
-    observation = runtime.registry.execute(request.tool_name, request.tool_args, context)
+    if spec is None:
+        observation = runtime.registry.unknown(request.tool_name)
+    else:
+        observation = spec.call(request.tool_args, tool_context(request, spec, runtime, store))
     if head is None and observation.is_error:
         require_project(request.project_id, runtime)
     if (
         store.changes and head is not None and head.indexed_at is not None
     ):  # never indexed: code_search says so
         observation = _reindexed(request, runtime, store.changes, observation)
-    return _answer(request, runtime, observation, started)
+    return _answer(request, spec, runtime, observation, started)
 
 
 def _answer(
-    request: ExecuteActionRequest, runtime: Runtime, observation: Observation, started: float
+    request: ExecuteActionRequest,
+    spec: ToolSpec | None,
+    runtime: Runtime,
+    observation: Observation,
+    started: float,
 ) -> ExecuteActionResponse:
     """The response, the run measured from `started`."""
     elapsed_ms = (time.perf_counter() - started) * 1000
-    known = runtime.registry.get(request.tool_name) is not None
-    _measure(request.tool_name if known else "unknown", elapsed_ms, observation.is_error, runtime)
+    _measure(request.tool_name if spec is not None else "unknown", elapsed_ms, observation.is_error, runtime)
     return ExecuteActionResponse(
         session_id=request.session_id,
         tool_name=request.tool_name,
@@ -73,11 +79,12 @@ def _measure(tool: str, elapsed_ms: float, is_error: bool, runtime: Runtime) -> 
     logs.note(tool=tool, tool_ms=round(elapsed_ms, 3), is_error=is_error)
 
 
-def tool_context(request: ExecuteActionRequest, runtime: Runtime, store: ObjectStore) -> ToolContext:
+def tool_context(
+    request: ExecuteActionRequest, spec: ToolSpec, runtime: Runtime, store: ObjectStore
+) -> ToolContext:
     """What the tool may touch; the search index is opened only for tools that use it."""
-    spec = runtime.registry.get(request.tool_name)
     index = None
-    if spec is not None and spec.uses_index:
+    if spec.uses_index:
         embedder = resolve_embedder(
             request.embedding_model_config, request.user_api_keys, runtime.settings, runtime.embedder
         )

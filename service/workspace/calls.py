@@ -11,7 +11,8 @@ from reactstep.service.workspace.actions import run_execute_action, runs_on_loop
 
 
 async def execute_action(request: ExecuteActionRequest, runtime: Runtime) -> ExecuteActionResponse:
-    """Run one tool call for the REST endpoint and the MCP server alike."""
-    if runs_on_loop(request, runtime):
-        return run_execute_action(request, runtime)
-    return await on_worker(run_execute_action, request, runtime)
+    """Run one tool call for the REST endpoint and the MCP server alike (the tool looked up once)."""
+    spec = runtime.registry.get(request.tool_name)
+    if runs_on_loop(spec, runtime):
+        return run_execute_action(request, spec, runtime)
+    return await on_worker(run_execute_action, request, spec, runtime)

@@ -18,7 +18,7 @@ from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
-from reactstep.service.step.manifest import describe_tools
+from reactstep.service.step.prompt import describe_tools
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.store.local import LocalStore

@@ -8,8 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
-from reactstep.service.step.overview_section import cut_at_line
-from reactstep.service.step.react_step import OVERVIEW_MAX_CHARS
+from reactstep.service.step.fit import OVERVIEW_MAX_CHARS
+from reactstep.service.step.prompt import cut_at_line
 from reactstep.tools.store.local import LocalStore
 from tests.tools.symbol_project import PROJECT, index, run_tool, upload
 

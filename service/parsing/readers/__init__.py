@@ -18,6 +18,8 @@ The format is found from the reply's own markers, never from the model's name. R
 
 A reader skips text inside the steps an earlier reader found, so a JSON object written as a
 tool's argument, or quoted inside a final answer, is content and never a second action.
+CALL_STARTS: where an open model's call begins anywhere in a line, each reader's own STARTS (a
+streamed thought ends there, thought_stream.py).
 """
 
 from collections.abc import Callable, Mapping
@@ -49,4 +51,12 @@ READERS: tuple[tuple[str, Reader], ...] = (
     ("shell_block", shell_block.read),
 )
 
-__all__ = ["READERS", "Reader", "Reading"]
+CALL_STARTS: tuple[str, ...] = (
+    *call_blocks.STARTS,
+    *pythonic.STARTS,
+    *token_calls.STARTS,
+    *harmony.STARTS,
+    *xml_tags.STARTS,
+)
+
+__all__ = ["CALL_STARTS", "READERS", "Reader", "Reading"]

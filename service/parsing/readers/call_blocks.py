@@ -30,6 +30,18 @@ from reactstep.service.parsing.readers.shapes import NAME_KEYS, blob_step
 from reactstep.service.parsing.steps import FormatError, Step, in_spans, value_step
 from reactstep.service.parsing.text_parts import complaint_at
 
+# Where a call in these formats begins, anywhere in a line (the streamed thought ends there).
+STARTS = (
+    "<tool_call>",
+    "<tool_calls>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<|tool_call|>",
+    "functools[",
+    "<|action_start|>",
+    "<|START_ACTION|>",
+)
+
 # marker -> the closing marker each call block needs ("" when the format has none)
 _CLOSERS = {
     "<tool_call>": "</tool_call>",

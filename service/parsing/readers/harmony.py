@@ -24,6 +24,8 @@ _MESSAGE = re.compile(
 _RECIPIENT = re.compile(r"to=functions\.([\w.-]+)")
 _CHANNEL = re.compile(r"<\|channel\|>\s*(\w+)")
 _MESSAGE_END = re.compile(r"<\|(?:end|call|return)\|>")
+# Where a channel begins, anywhere in a line (the streamed thought ends there).
+STARTS = ("to=functions.", "<|channel|>", "<|start|>")
 
 
 def read(body: str, taken: list[Step], tools: Mapping[str, Any]) -> Reading:

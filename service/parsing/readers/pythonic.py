@@ -19,6 +19,7 @@ from reactstep.service.parsing.text_parts import complaint_at
 from reactstep.service.parsing.tool_args import ToolInput
 
 _LIST = re.compile(r"^[ \t]*(?:<\|python_start\|>\s*)?\[\s*(?=[A-Za-z_][\w.-]*\s*\()", re.MULTILINE)
+STARTS = ("<|python_start|>",)  # where a Llama 4 list of calls begins (the streamed thought ends there)
 _CUT_OFF = 'The list of calls is cut off: "]" is missing after its last call. Send the whole list again.'
 _SEPARATOR = re.compile(r"\s*(,)?\s*")
 _CLOSE = re.compile(r"\]\s*(?:<\|python_end\|>)?(?:\s*<\|eom\|>|\s*<\|eot\|>)?")

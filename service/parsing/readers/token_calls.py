@@ -26,6 +26,16 @@ from reactstep.service.parsing.readers.reading import Reading
 from reactstep.service.parsing.steps import FormatError, Step, in_spans, value_step
 from reactstep.service.parsing.text_parts import complaint_at
 
+# Where a call in these formats begins, anywhere in a line (the streamed thought ends there); GLM's
+# <tool_call> is call_blocks'.
+STARTS = (
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁calls｜>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+)
+
 
 @dataclass(frozen=True)
 class _Frame:

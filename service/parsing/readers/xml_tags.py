@@ -18,6 +18,10 @@ from reactstep.service.parsing.steps import Step, in_spans, value_step
 from reactstep.service.parsing.text_parts import complaint_at
 from reactstep.service.parsing.tool_args import ToolInput, input_value_noted
 
+# Where a call in these formats begins, anywhere in a line, with MiniMax-M2's and Seed-OSS's wrappers
+# around them (the streamed thought ends there).
+STARTS = ("<minimax:tool_call>", "<seed:tool_call>", "<function=", "<invoke ")
+
 _OPEN = re.compile(
     r"<(?:(?P<tool>tool)>|(?P<final>final_answer)>|function=(?P<function>[\w.-]+)>"
     r"|invoke\s+name=\"(?P<invoke>[\w.-]+)\"\s*>)",

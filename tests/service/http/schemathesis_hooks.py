@@ -3,6 +3,7 @@
     file paths     the pattern says every path rule but two: a path is in Unicode NFC, and each
                    part holds at most 255 bytes of UTF-8 (the pattern counts 255 characters)
     client tools   no two share a name (uniqueItems compares whole items, not one field)
+    prompt_fit     a pinned fit elides and leaves out no more than conversation_history holds
 A valid-looking request refused 422 for breaking one of these is no finding: that failure is
 dropped here, and only that one. Loaded through schemathesis.toml's `hooks`.
 """
@@ -46,4 +47,18 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
         return True
     if b'"invalid_path"' in response.content and any(unsayable(path) for path in paths_of(case)):
         return False
+    if b'"field":"prompt_fit"' in response.content and pins_past_the_history(case):
+        return False
     return not (b"the name of another client tool" in response.content and repeats_a_client_tool(case))
+
+
+def pins_past_the_history(case: Any) -> bool:
+    """Whether the request's prompt_fit elides or leaves out more than its history holds."""
+    body = case.body if isinstance(case.body, dict) else {}
+    pin, history = body.get("prompt_fit"), body.get("conversation_history")
+    if not isinstance(pin, dict) or not isinstance(history, list):
+        return False
+    bulky = sum(
+        isinstance(item, dict) and ("observation" in item or "raw_output" in item) for item in history
+    )
+    return pin.get("elided", 0) > bulky or pin.get("left_out", 0) > len(history)

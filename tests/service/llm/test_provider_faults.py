@@ -11,8 +11,9 @@ from starlette.testclient import TestClient
 from reactstep.client.traces.scripted_llm import Fault, Reply, ScriptedLLMServer, ScriptItem
 from reactstep.service.errors import LLMBadResponse, LLMRateLimited, UpstreamError
 from reactstep.service.llm.config import llm_timeout_s
-from reactstep.service.llm.retries import Attempts, RetryPolicy
 from reactstep.service.settings import Settings
+from reactstep.service.step.call import Attempts
+from reactstep.service.step.prepare import RetryPolicy
 from tests.service.step.test_react_step import step_body
 
 REACT = "/api/agent/react_step"

@@ -10,7 +10,7 @@ from reactstep.service.llm.gateway import count_tokens
 from reactstep.service.llm.protocol import Message
 from reactstep.service.llm.token_counts import TokenCounts
 from reactstep.service.settings import Settings
-from reactstep.service.step.react_step import PreparedStep, prepare_step
+from reactstep.service.step.prepare import PreparedStep, prepare_step
 from reactstep.tools.catalog import default_registry
 
 MODELS = ["openai/bench", "gpt-4o", "gpt-3.5-turbo", "claude-3-5-sonnet-20240620", "ollama/llama3"]

@@ -7,8 +7,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
-from reactstep.service.step.budget import cut_observation, prompt_budget
-from reactstep.service.step.react_step import MAX_OBSERVATION_CHARS
+from reactstep.service.step.fit import MAX_OBSERVATION_CHARS, cut_observation, prompt_budget
 from tests.service.step.test_react_step import step_body
 
 REACT = "/api/agent/react_step"

@@ -8,7 +8,7 @@ from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, ToolCall
 from reactstep.service.llm.gateway import model_facts
-from reactstep.service.step.native_tools import resolve_mode
+from reactstep.service.step.prepare import resolve_mode
 from reactstep.tools.catalog import default_registry
 from tests.service.step.test_react_step import HISTORY, step_body
 

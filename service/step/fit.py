@@ -1,5 +1,8 @@
-"""Fit the prompt into the model's context window, the same way every time.
+"""Render the step's prompt and fit it into the model's context window, the same way every time.
 
+fit_step_prompt: the history's long observations cut ─► the overview section (prompt.py) ─► the
+                 prompt's parts ─► fitted by counting (below), or as the request's prompt_fit pins it
+                 ─► the call with its messages, the fit to report, notes on what fitting took
 observation longer than the limit ─► head + "[... N characters removed ...]" + tail
 rendered prompt ─► its JSON size in bytes bounds its tokens: within the budget? done, nothing counted
                 ─► else count tokens (litellm, for the model); over the budget ─► elide the oldest
@@ -10,77 +13,23 @@ rendered prompt ─► its JSON size in bytes bounds its tokens: within the budg
 a request that pins the fit (prompt_fit: a recorded step's) ─► that many elided and left out, rendered
                    the same way (_rendered), nothing counted: the recorded prompt again
 budget = context window - max_tokens (kept for the reply), but at least half the window
-a model litellm does not know is counted with tiktoken's tokenizer, another model's: its count gets
-UNKNOWN_MODEL_MARGIN more (SmolLM2's real prompt was 13% over tiktoken's count, 3,463 against 3,072)
+tokens are counted as window.py's TokenMeter counts them
 """
 
-import json
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
-import httpx
-
-from reactstep.contract.step import CompletedStep, FormatErrorStep, HistoryItem
-from reactstep.service.llm.gateway import count_tokens, model_facts
-from reactstep.service.llm.protocol import Message
-from reactstep.service.step.prompting import render
+from reactstep.contract.prompt_fit import PromptFit
+from reactstep.contract.step import CompletedStep, FormatErrorStep, HistoryItem, ReactStepRequest
+from reactstep.service.errors import ContextWindowExceeded
+from reactstep.service.llm.protocol import LLMRequest, Message
+from reactstep.service.step.prompt import PromptParts, overview_section, render, render_messages
+from reactstep.service.step.window import ModelWindow, TokenMeter
 
 # (history, how many of its observations are elided, how many older items were left out) -> the messages
 RenderPrompt = Callable[[Sequence[HistoryItem], int, int], list[Message]]
-
-# Open models' tokenizers make more tokens of the same text than tiktoken's (code and markup most):
-# a quarter more keeps such a prompt inside its window, at the cost of eliding a little early.
-UNKNOWN_MODEL_MARGIN = 1.25
-
-
-# Counting with the model server's tokenizer, message by message: the chat template's own tokens around
-# each message (ChatML's markers are 4-5; 12 covered a native step's real prompt on SmolLM2), counted on
-# the high side. The tool schemas count as the server measured them (server_facts.tool_tokens), else as
-# their JSON: SmolLM2's tokenizer makes 3,381 tokens of it where chatml-function-calling adds 3,128.
-PER_MESSAGE_TOKENS = 12
-
-
-@dataclass(frozen=True)
-class TokenMeter:
-    """Measures prompts for one model and tool set, with the model server's tokenizer when it has one."""
-
-    model: str
-    tools: tuple[dict[str, Any], ...] = ()
-    server_count: Callable[[str], int] | None = None
-    tools_tokens: int | None = None  # the tool schemas as the server renders them, when it measured them
-
-    def upper_bound(self, messages: Sequence[Message]) -> int:
-        """No tokenizer makes more tokens than the UTF-8 bytes of the JSON it is sent as."""
-        return len(json.dumps([list(messages), list(self.tools)], ensure_ascii=False).encode())
-
-    def count(self, messages: Sequence[Message]) -> int:
-        """The prompt's tokens, by the model server's tokenizer when it offers one, else by litellm's;
-        UNKNOWN_MODEL_MARGIN more for a model litellm does not know (no context window in its table),
-        whose tokens it counts with tiktoken's."""
-        if self.server_count is not None:
-            try:
-                return self._counted_by_server(self.server_count, messages)
-            except (httpx.HTTPError, ValueError, KeyError):  # the server's tokenizer went away:
-                pass  # count as for any model litellm does not know
-        tokens = count_tokens(self.model, messages, self.tools)
-        if model_facts(self.model).context_window is None:
-            return math.ceil(tokens * UNKNOWN_MODEL_MARGIN)
-        return tokens
-
-    def _counted_by_server(self, count: Callable[[str], int], messages: Sequence[Message]) -> int:
-        text = "\n".join(_message_text(message) for message in messages)
-        tools = self.tools_tokens
-        if tools is None:
-            tools = count(json.dumps(list(self.tools))) if self.tools else 0
-        return count(text) + PER_MESSAGE_TOKENS * len(messages) + tools
-
-
-def _message_text(message: Message) -> str:
-    """What of a message the template renders: its role, content and tool calls."""
-    calls = message.get("tool_calls")
-    return f"{message.get('role', '')}\n{message.get('content') or ''}" + (json.dumps(calls) if calls else "")
+MAX_OBSERVATION_CHARS = 20_000  # ~5k tokens; a longer observation reaches the model as head + tail
+OVERVIEW_MAX_CHARS = 8_000  # ~2,000 tokens of project overview in the system prompt
 
 
 @dataclass(frozen=True)
@@ -93,6 +42,106 @@ class FittedPrompt:
     over_by: int = 0  # tokens still over the budget after every observation was elided
     elided_replies: int = 0  # of the elided, unusable replies
     left_out: int = 0  # the oldest history items not sent at all (every observation elided was not enough)
+
+
+def fit_step_prompt(
+    request: ReactStepRequest,
+    manifest: str,
+    llm_request: LLMRequest,
+    native: bool,
+    warnings: list[str],
+    project_overview: str | None,
+    window: ModelWindow,
+    plain_history: bool,
+) -> tuple[LLMRequest, PromptFit | None, list[str]]:
+    """The call with its messages, cut and fitted to the model's `window` (or as the request's
+    prompt_fit pins it: nothing counted), what fitting did, and notes on what that took."""
+    history, cut = cut_observations(request.conversation_history, MAX_OBSERVATION_CHARS)
+    overview = overview_section(request, project_overview, OVERVIEW_MAX_CHARS)
+    parts = PromptParts(
+        manifest=manifest,
+        user_query=request.user_query,
+        final_step=request.max_iterations_left == 1,
+        native=native,
+        tool_results_as_text=plain_history,
+        notices=tuple(warnings),
+        overview=overview.text,
+    )
+    pin = request.prompt_fit
+    if pin is None:
+        fitted = _counted(history, _renderer(parts), llm_request, window)
+    else:
+        fitted = pinned_prompt(history, _renderer(parts), pin.elided, pin.left_out)
+    fitted_to = window.tokens if pin is None else None
+    notes = [overview.note] if overview.note else []
+    if window.source and fitted_to:
+        notes.append(f"The prompt was fitted to a {window.tokens:,}-token window ({window.source}).")
+    if plain_history:
+        notes.append(
+            "The model server's chat format leaves tool results out of the prompt: the earlier steps were "
+            "sent as Action / Observation turns, so the model sees its observations."
+        )
+    notes += _prompt_notes(cut, fitted, fitted_to, MAX_OBSERVATION_CHARS)
+    fit = None
+    if fitted.elided or fitted.left_out:
+        fit = PromptFit(window=fitted_to, elided=fitted.elided, left_out=fitted.left_out)
+    return replace(llm_request, messages=fitted.messages), fit, notes
+
+
+def _counted(
+    history: Sequence[HistoryItem], render_prompt: RenderPrompt, llm_request: LLMRequest, window: ModelWindow
+) -> FittedPrompt:
+    """The prompt fitted by counting its tokens for the model's `window`; ContextWindowExceeded for a
+    prompt over the window with the whole history left out (not sent: the model server would refuse
+    it, or cut it where it chose)."""
+    meter = TokenMeter(llm_request.model, llm_request.tools, window.count, window.tools_tokens)
+    budget = prompt_budget(window.tokens, llm_request.max_tokens)
+    limit = prompt_limit(window.tokens, llm_request.max_tokens)
+    fitted = fit_prompt(history, render_prompt, meter, budget, limit)
+    if fitted.prompt_tokens is not None and fitted.prompt_tokens > window.tokens:
+        said = window.source or "litellm's table"
+        source = f"{window.setting}; raise it if the model takes more" if window.setting else said
+        raise ContextWindowExceeded(
+            f"the prompt is {fitted.prompt_tokens:,} tokens with no conversation history at all, over the "
+            f"{window.tokens:,}-token context window of {llm_request.model} ({source}); send a shorter "
+            "user_query or fewer client_tools"
+        )
+    return fitted
+
+
+def _renderer(parts: PromptParts) -> RenderPrompt:
+    """The prompt's messages for a history whose `elided` oldest observations are elided, after
+    `left_out` older items not sent."""
+
+    def render_prompt(items: Sequence[HistoryItem], elided: int, left_out: int) -> list[Message]:
+        notices = parts.notices
+        if left_out:
+            notices = (*notices, render("left_out_notice", count=left_out))
+        if elided:
+            notices = (*notices, render("elision_notice", count=elided))
+        return render_messages(replace(parts, notices=notices), items)
+
+    return render_prompt
+
+
+def _prompt_notes(cut: int, fitted: FittedPrompt, window: int | None, limit: int) -> list[str]:
+    """What cutting and fitting did (`window`: the one fitted to; None: as the request pinned it)."""
+    notes = []
+    if cut:
+        notes.append(f"{cut} observation(s) longer than {limit} characters were cut to head + tail.")
+    how = f"to fit the {window}-token context window" if window else "as the request's prompt_fit pinned"
+    if observations := fitted.elided - fitted.elided_replies:
+        notes.append(f"The {observations} oldest observation(s) were elided {how}.")
+    if fitted.elided_replies:
+        notes.append(f"The {fitted.elided_replies} oldest unusable reply(ies) were elided {how}.")
+    if fitted.left_out:
+        room = " with room for a reply" if window else ""
+        notes.append(f"The {fitted.left_out} oldest history item(s) were left out {how}{room}.")
+    if fitted.over_by:
+        notes.append(
+            f"The prompt is still {fitted.over_by} tokens over its budget with every observation elided."
+        )
+    return notes
 
 
 def prompt_budget(window: int, max_tokens: int) -> int:

@@ -1,6 +1,8 @@
 """The step's outcome from the model's reply: which status, and what the client appends next.
 
-parse (text grammar | native tool call)
+finish_step: the reply cut to MAX_REPLY_CHARS (as if it hit its token limit, noted) ─► interpret
+             ─► the response with model, usage, timing, notes (and the prompt when debugging)
+parse (parsing.reply.read_reply: the text grammar, or a native tool call through the same grammar)
   ├─ no action or answer ─► format_error (+ corrective message)
   │                         └ the reply and message the history holds `loop_repeats` times ─► loop_detected
   │                         └ finish_reason length ─► truncated_output (+ corrective message, note)
@@ -9,28 +11,63 @@ parse (text grammar | native tool call)
             └► action_proposed (executor server | client)
 """
 
-from dataclasses import dataclass
+import time
+from dataclasses import replace
+from typing import Any
 
-from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Usage
+from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Timing, Usage
+from reactstep.service import logs
+from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMReply
-from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, parse_reply
+from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, ReadReply, read_reply
 from reactstep.service.step.loop_guard import action_key
-from reactstep.service.step.native_tools import NativeParse, ResolvedMode, parse_native_reply
-from reactstep.service.step.prompting import render, render_format_error
-from reactstep.service.step.step_tools import StepTools
+from reactstep.service.step.prepare import PreparedStep, StepContext
+from reactstep.service.step.prompt import render, render_format_error
 
 
-@dataclass(frozen=True)
-class StepContext:
-    """What interpreting a reply needs to know about the request."""
+def finish_step(
+    prepared: PreparedStep, reply: LLMReply, retries: int, llm_started: float
+) -> ReactStepResponse:
+    """The response for the reply, with model, usage, timing, notes (and the prompt when debugging)."""
+    finished = time.perf_counter()
+    reply, cut_note = cap_reply(reply)
+    response = interpret(reply, prepared.context)
+    response.model = prepared.llm_request.model
+    response.usage = reply.usage
+    response.timing = Timing(
+        llm_ms=round((finished - llm_started) * 1000, 3),
+        total_ms=round((finished - prepared.started) * 1000, 3),
+        retries=retries,
+    )
+    notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
+    response.notes = notes or None
+    response.llm_request = prepared.seen
+    response.prompt_fit = prepared.prompt_fit
+    response.tool_results = prepared.tool_results
+    if prepared.debug_prompt:
+        response.prompt = prepared.llm_request.messages
+    logs.note(step_status=response.status, retries=retries)
+    return response
 
-    session_id: str
-    tools: StepTools
-    mode: ResolvedMode
-    max_tokens: int
-    stuck: frozenset[str] = frozenset()  # action_key of each action the history shows looping
-    stuck_replies: frozenset[tuple[str, str]] = frozenset()  # (raw_output, format_error) repeated
-    plain_answer: bool = False  # reply_format native_text: a reply with no call is the answer
+
+def step_body(response: ReactStepResponse) -> dict[str, Any]:
+    """The JSON body of a react_step response (streamed or not)."""
+    return response.model_dump(mode="json", exclude_none=True)
+
+
+def cap_reply(reply: LLMReply, max_chars: int = MAX_REPLY_CHARS) -> tuple[LLMReply, str | None]:
+    """The reply cut to max_chars (as if it had hit its token limit), and a note when it was cut."""
+    if len(reply.text) <= max_chars:
+        return reply, None
+    note = f"The model's reply ({len(reply.text)} characters) was cut to the first {max_chars}."
+    return replace(reply, text=reply.text[:max_chars], finish_reason="length"), note
+
+
+def _reply_notes(reply: LLMReply, cut_note: str | None) -> list[str]:
+    notes = [cut_note] if cut_note else []
+    if reply.stop_dropped:
+        notes.insert(0, "The provider rejected stop sequences; the step was sent without them.")
+    return notes
 
 
 def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
@@ -59,11 +96,9 @@ def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
     return _action(parsed, parsed.action, native.raw_output, context, notes)
 
 
-def _parse(reply: LLMReply, context: StepContext) -> NativeParse:
-    tools, aliases = context.tools.schemas, context.tools.aliases
-    if context.mode == "native":
-        return parse_native_reply(reply, tools, aliases, context.plain_answer)
-    return NativeParse(parse_reply(reply.text, tools, aliases, context.plain_answer), reply.text)
+def _parse(reply: LLMReply, context: StepContext) -> ReadReply:
+    calls = [(call.name, call.arguments) for call in reply.tool_calls] if context.mode == "native" else []
+    return read_reply(reply.text, calls, context.tools.schemas, context.tools.aliases, context.plain_answer)
 
 
 def _action(

@@ -7,6 +7,9 @@ earlier turns ... user_query.j2 ... then each step of this question ... final_st
     native: assistant thought + tool_calls [call_<index>]  ->  tool tool_result.j2
     both:   assistant <raw output>                          ->  user format_error.j2
 Every observation is fenced in <observation>...</observation> as untrusted data (the `untrusted` filter).
+The project overview section (project_overview.j2), when asked: the stored overview cut at a line to
+fit.py's OVERVIEW_MAX_CHARS; a project not indexed has a section saying no overview is available.
+GET /api/agent/tools shows the same manifest and each tool's JSON Schema (describe_tools).
 """
 
 import json
@@ -18,7 +21,14 @@ from typing import Any
 
 import jinja2
 
-from reactstep.contract.step import ClientTool, CompletedStep, FormatErrorStep, HistoryItem, Turn
+from reactstep.contract.step import (
+    ClientTool,
+    CompletedStep,
+    FormatErrorStep,
+    HistoryItem,
+    ReactStepRequest,
+    Turn,
+)
 from reactstep.prompts import PROMPTS_DIR
 from reactstep.tools.recent import Recent
 from reactstep.tools.registry import Category, ToolRegistry
@@ -132,6 +142,24 @@ def server_manifest(registry: ToolRegistry) -> str:
     return render_manifest(tool_prompts(registry, ()))
 
 
+def describe_tools(registry: ToolRegistry) -> dict[str, Any]:
+    """What GET /api/agent/tools returns: the manifest's text segment and each tool's JSON Schema."""
+    return {
+        "prompt_segment": render_manifest(tool_prompts(registry, [])),
+        "tools": [
+            {
+                "name": spec.name,
+                "description": spec.description,
+                "category": spec.category,
+                "read_only": spec.read_only,
+                "requires_approval": spec.requires_approval,
+                "parameters": spec.json_schema(),
+            }
+            for spec in registry.specs
+        ],
+    }
+
+
 def render_format_error(reason: str, tool_names: Iterable[str]) -> str:
     """The corrective message a client appends after a reply that could not be parsed."""
     return render("format_error", reason=reason, tool_names=sorted(tool_names))
@@ -149,7 +177,39 @@ class PromptParts:
     """In native mode, the earlier steps as Action / Observation turns rather than tool calls and tool
     results: for a model server whose chat format drops tool results."""
     notices: tuple[str, ...] = ()
-    overview: str = ""  # the project overview section (overview_section.py), "" when not asked for
+    overview: str = ""  # the project overview section (overview_section), "" when not asked for
+
+
+@dataclass(frozen=True)
+class OverviewSection:
+    """The rendered section and, when the overview had to be cut, a note saying so."""
+
+    text: str
+    note: str = ""
+
+
+def overview_section(request: ReactStepRequest, overview: str | None, max_chars: int) -> OverviewSection:
+    """The system prompt's overview section: "" unless asked for; the same inputs give the same text."""
+    if not request.include_project_overview:
+        return OverviewSection("")
+    if overview is None:
+        return OverviewSection(render("project_overview", overview=None, cut=False))
+    kept = cut_at_line(overview.strip(), max_chars)
+    cut = len(kept) < len(overview.strip())
+    text = render("project_overview", overview=kept, cut=cut)
+    note = (
+        f"The project overview was cut to {len(kept)} of {len(overview.strip())} characters." if cut else ""
+    )
+    return OverviewSection(text, note)
+
+
+def cut_at_line(text: str, max_chars: int) -> str:
+    """`text` when it fits in `max_chars`, else its longest run of whole lines that does."""
+    if len(text) <= max_chars:
+        return text
+    head = text[: max_chars + 1]
+    end = head.rfind("\n")
+    return (head[:end] if end > 0 else text[:max_chars]).rstrip()
 
 
 def render_messages(parts: PromptParts, history: Sequence[HistoryItem]) -> list[Message]:

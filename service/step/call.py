@@ -1,4 +1,11 @@
-"""Retry provider faults with backoff, inside one deadline per request.
+"""The step's LLM call: the whole reply, or its stream, with provider faults retried inside one deadline.
+
+step_reply: streamed ─► open_reply_stream (faults before the first delta retried; a server that
+                answers a call that may use a tool with an empty stream is remembered, and the reply
+                asked for whole, its text one delta) ─► each delta ─► the reply
+            not ─► complete_with_retries ─► the reply
+            ─► interpret.finish_step ─► the step's response, last
+take_step: step_reply, not streamed (stream.py streams it)
 
     attempt ─► ok ─────────────────────────────────────────► reply (+ how many retries it took)
             └► LLMRateLimited | LLMUnavailable | LLMTimeout ─► wait (Retry-After, else base * 2^n
@@ -17,46 +24,69 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from dataclasses import replace
 from typing import TypeVar
 
-from reactstep.service.errors import LLMBadResponse, LLMRateLimited, LLMTimeout, LLMUnavailable, UpstreamError
+from reactstep.contract.step import ReactStepResponse
+from reactstep.service.errors import (
+    EmptyStream,
+    LLMBadResponse,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUnavailable,
+    UpstreamError,
+)
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
 from reactstep.service.logs import log_event
-from reactstep.service.settings import Settings
+from reactstep.service.step.interpret import finish_step
+from reactstep.service.step.prepare import TIMEOUT_SETTING, UNSTREAMED, PreparedStep, RetryPolicy
 
 RETRYABLE = (LLMRateLimited, LLMUnavailable, LLMTimeout)
 logger = logging.getLogger("reactstep.llm")
 Result = TypeVar("Result")
-RETRY_MAX_S = 8.0  # the longest wait: four doublings of 0.5 s, well inside DEFAULT_DEADLINE_S
-DEFAULT_DEADLINE_S = 60.0
-TIMEOUT_SETTING = "REACTSTEP_LLM_TIMEOUT_S"
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how long to retry."""
+async def take_step(prepared: PreparedStep | ReactStepResponse, llm: LLMGateway) -> ReactStepResponse:
+    """The step's response: the model asked (retrying provider faults), its reply interpreted."""
+    if isinstance(prepared, ReactStepResponse):
+        return prepared
+    *_, response = [item async for item in step_reply(prepared, llm, streamed=False)]
+    assert isinstance(response, ReactStepResponse)  # step_reply ends with it, and yields no delta here
+    return response
 
-    max_retries: int
-    deadline_s: float
-    base_delay_s: float
-    max_delay_s: float
-    deadline_setting: str = "REACTSTEP_LLM_DEADLINE_S"
-    """What a user raises when the deadline is what cut the LLM off (it follows the timeout unless set)."""
 
-    @classmethod
-    def from_settings(cls, settings: Settings, timeout_s: float) -> "RetryPolicy":
-        """The policy the settings ask for, for calls of this timeout: the deadline is
-        REACTSTEP_LLM_DEADLINE_S, else the timeout, at least DEFAULT_DEADLINE_S (room for retries)."""
-        deadline_s = settings.llm_deadline_s
-        return cls(
-            max_retries=settings.llm_max_retries,
-            deadline_s=deadline_s if deadline_s is not None else max(timeout_s, DEFAULT_DEADLINE_S),
-            deadline_setting="REACTSTEP_LLM_DEADLINE_S" if deadline_s is not None else TIMEOUT_SETTING,
-            base_delay_s=settings.llm_retry_base_s,
-            max_delay_s=RETRY_MAX_S,
+async def step_reply(
+    prepared: PreparedStep, llm: LLMGateway, streamed: bool
+) -> AsyncGenerator[str | ReactStepResponse, None]:
+    """The reply's text deltas as the model writes them (when `streamed`), then the step's response.
+
+    Closing it early closes the upstream stream, and so the connection to the provider."""
+    attempts = Attempts(prepared.retry_policy, prepared.retry_seed)
+    llm_started = time.perf_counter()
+    upstream: AsyncIterator[str | LLMReply] | None = None
+    try:
+        opened = (
+            await open_reply_stream(llm, prepared.llm_request, attempts)
+            if streamed and prepared.streams
+            else None
         )
+        if opened is not None:
+            item, upstream = opened
+        else:  # not streamed, or a server that cannot stream this call: the reply comes whole
+            item = await complete_with_retries(llm, prepared.llm_request, attempts)
+            if streamed:  # its thought in one piece
+                if prepared.streams:
+                    prepared = replace(prepared, notes=(*prepared.notes, UNSTREAMED))
+                yield item.text
+        while isinstance(item, str):
+            yield item
+            assert upstream is not None
+            item = await next_item(upstream, attempts)
+        yield finish_step(prepared, item, attempts.retries, llm_started)
+    finally:
+        if upstream is not None:
+            await _close(upstream)
 
 
 class Attempts:
@@ -189,3 +219,24 @@ async def _close(stream: AsyncIterator[str | LLMReply]) -> None:
     closer = getattr(stream, "aclose", None)
     if closer is not None:
         await closer()
+
+
+async def open_reply_stream(
+    llm: LLMGateway, request: LLMRequest, attempts: Attempts
+) -> tuple[str | LLMReply, AsyncIterator[str | LLMReply]] | None:
+    """The stream's first item and the rest; None when the server answered a call that may use a tool
+    with an empty stream (it is remembered, and the reply is then asked for whole)."""
+    try:
+        return await open_stream_with_retries(llm, request, attempts)
+    except EmptyStream:
+        if not request.tools:
+            raise
+        return None  # the gateway remembered it (server_facts.streams_tool_calls)
+
+
+async def next_item(upstream: AsyncIterator[str | LLMReply], attempts: Attempts) -> str | LLMReply:
+    """The stream's next delta or its reply, within the deadline; LLMBadResponse when it just ends."""
+    try:
+        return await within_deadline(anext(upstream), attempts)
+    except StopAsyncIteration:
+        raise LLMBadResponse("the LLM stream ended without a reply") from None
