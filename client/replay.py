@@ -124,13 +124,15 @@ def replay(
     change the replayed llm config (sampling); client_tools replace the recorded declarations.
     """
     header = records[0]
-    recorded_mode = _recorded_mode(records)
+    recorded_mode = _first_recorded(records, "tool_calling")
     llm_config = {k: v for k, v in header.get("llm_config", {}).items() if k not in ("model", "api_base")}
     llm_config.update(llm_overrides or {}, model="openai/replay", api_base=llm.base_url)
     if tool_calling or recorded_mode:
         llm_config["tool_calling"] = tool_calling or recorded_mode
-    if (results := _recorded_tool_results(records)) and "tool_results" not in llm_config:
-        llm_config["tool_results"] = results  # as the recorded model server took them, not replay's
+    # How the recorded native steps sent the earlier steps (as text to a chat format that drops tool
+    # messages): replay's scripted model is not known to drop them, so it is told.
+    if (results := _first_recorded(records, "tool_results")) and "tool_results" not in llm_config:
+        llm_config["tool_results"] = results
     question = Question(
         project_id=header["project_id"],
         session_id=header["session_id"],
@@ -176,16 +178,10 @@ def _answered(record: dict[str, Any]) -> bool:
     return record["kind"] == "react_step" and "raw_output" in record["response"]
 
 
-def _recorded_mode(records: list[dict[str, Any]]) -> str | None:
-    modes = [r["response"].get("tool_calling") for r in records if _answered(r)]
-    return next((mode for mode in modes if mode), None)
-
-
-def _recorded_tool_results(records: list[dict[str, Any]]) -> str | None:
-    """How the recorded native steps sent the earlier steps (a chat format that drops tool messages
-    got them as text): replay's scripted model is not known to drop them, so it is told."""
-    forms = [r["response"].get("tool_results") for r in records if _answered(r)]
-    return next((form for form in forms if form), None)
+def _first_recorded(records: list[dict[str, Any]], key: str) -> str | None:
+    """The first value the recorded answers give for `key` (tool_calling, tool_results), if any."""
+    values = (r["response"].get(key) for r in records if _answered(r))
+    return next((value for value in values if value), None)
 
 
 def _strictness(header: dict[str, Any], recorded: str | None, replayed: str | None, notes: list[str]) -> bool:

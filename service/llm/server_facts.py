@@ -188,16 +188,17 @@ def _drops_tool_results(http: httpx.Client, api_base: str, name: str) -> bool:
     return without is not None and with_it is not None and with_it - without < len(PROBE_RESULT.split())
 
 
-# A prompt longer than any window a CPU server is started with: llama-cpp-python refuses it after
-# tokenizing it (~0.1 s), before evaluating anything, naming its n_ctx.
-OVERLONG_PROBE = "hi " * 140_000
+# Words in a prompt longer than any window a CPU server is started with: llama-cpp-python refuses it
+# after tokenizing it (~0.1 s), before evaluating anything, naming its n_ctx.
+OVERLONG_WORDS = 140_000
 _WINDOW_REFUSAL = re.compile(r"maximum context length is (\d+) tokens")
 
 
 def _refused_window(http: httpx.Client, api_base: str, name: str) -> int | None:
     """The n_ctx llama-cpp-python names when it refuses a prompt longer than it (it reports it nowhere
     else); None when it does not answer so."""
-    body = {"model": name, "messages": [{"role": "user", "content": OVERLONG_PROBE}], "max_tokens": 1}
+    overlong = "hi " * OVERLONG_WORDS  # built when asked, not held by the module
+    body = {"model": name, "messages": [{"role": "user", "content": overlong}], "max_tokens": 1}
     try:
         reply = http.post(f"{api_base}/chat/completions", json=body, timeout=PROBE_TIMEOUT_S)
     except httpx.HTTPError:

@@ -161,9 +161,11 @@ def prepare_step(
     mode = resolve_mode(request.llm_config.tool_calling or settings.llm_tool_calling, facts)
     server = asked_server(facts, llm_request)
     first_notes: list[str] = []
+    measured = None  # what the tool schemas add to the prompt, as the model server measured them
     if mode == "native":
         schemas = provider_tools(registry, request.client_tools)
-        if renders_no_tools(server, llm_request, schemas):
+        measured = measured_tools(server, llm_request, schemas)
+        if measured == 0:  # its chat format drops them: a native step would show the model no tool
             mode = "text"
             first_notes.append(TOOLS_LEFT_OUT)
         else:
@@ -173,7 +175,7 @@ def prepare_step(
             llm_request = replace(llm_request, stop=(), tools=schemas, tool_choice=choice)
     repeated = repeated_actions(request.conversation_history, LOOP_REPEATS)
     warnings = loop_warnings(repeated)
-    window = model_window(facts, server, llm_request, settings)
+    window = model_window(facts, server, settings, measured if mode == "native" else None)
     chosen = request.llm_config.tool_results
     plain_history = mode == "native" and (chosen == "text" or (chosen is None and server.drops_tool_results))
     manifest = _manifest(request, registry, mode)
@@ -234,14 +236,14 @@ def resolve_mode(mode: ToolCallingMode, facts: ModelFacts) -> ResolvedMode:
     return mode
 
 
-def renders_no_tools(
+def measured_tools(
     server: ServerFacts, llm_request: LLMRequest, schemas: tuple[dict[str, Any], ...]
-) -> bool:
-    """Whether the model server measured these tool schemas at 0 tokens: its chat format drops them, and
-    a native step would show the model no tool at all."""
+) -> int | None:
+    """The tokens these tool schemas add to the prompt as the model server renders them (0: its chat
+    format drops them); None when no server was asked or it did not say."""
     if server is UNKNOWN or not llm_request.api_base or not schemas:
-        return False
-    return tool_tokens(llm_request.api_base, llm_request.model, llm_request.api_key, schemas) == 0
+        return None
+    return tool_tokens(llm_request.api_base, llm_request.model, llm_request.api_key, schemas)
 
 
 def provider_tools(registry: ToolRegistry, client_tools: Iterable[ClientTool]) -> tuple[dict[str, Any], ...]:

@@ -20,7 +20,7 @@ import httpx
 
 from reactstep.service.llm.gateway import count_tokens, model_facts
 from reactstep.service.llm.protocol import LLMRequest, Message, ModelFacts
-from reactstep.service.llm.server_facts import UNKNOWN, ServerFacts, server_facts, tool_tokens
+from reactstep.service.llm.server_facts import UNKNOWN, ServerFacts, server_facts
 from reactstep.service.settings import Settings
 
 WINDOW_SETTING = "REACTSTEP_LLM_DEFAULT_CONTEXT_WINDOW"
@@ -50,15 +50,13 @@ def asked_server(facts: ModelFacts, llm_request: LLMRequest) -> ServerFacts:
 
 
 def model_window(
-    facts: ModelFacts, server: ServerFacts, llm_request: LLMRequest, settings: Settings
+    facts: ModelFacts, server: ServerFacts, settings: Settings, tools: int | None
 ) -> ModelWindow:
-    """The window for this call: litellm's, a configured one, the model server's, or the default."""
+    """The window for this call: litellm's, a configured one, the model server's, or the default;
+    `tools`: what the call's tool schemas add to the prompt, as the model server measured them."""
     if facts.context_window:
         return ModelWindow(facts.context_window, None)
     configured = WINDOW_FIELD in settings.model_fields_set
-    tools = None
-    if server is not UNKNOWN and llm_request.tools and llm_request.api_base:
-        tools = tool_tokens(llm_request.api_base, llm_request.model, llm_request.api_key, llm_request.tools)
     if server.window and not configured:
         return ModelWindow(server.window, WINDOW_SETTING, server.source, server.count, tools)
     return ModelWindow(

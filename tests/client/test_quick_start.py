@@ -4,7 +4,6 @@ data dir (an embedded vector store belongs to one process); with none running th
 and say why; and `ask` with no LLM configured says so, names the variables, and calls nothing."""
 
 import json
-import os
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -26,25 +25,6 @@ UNCONFIGURED = (
     "REACTSTEP_LLM_API_BASE=http://127.0.0.1:8080/v1), or REACTSTEP_LLM_API_KEY or OPENAI_API_KEY for the "
     "hosted model"
 )
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """A shell with no reactstep settings and no provider key, on a fresh data dir."""
-    clean = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("REACTSTEP_") and not key.endswith("_API_KEY")
-    }
-    return clean | {"REACTSTEP_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def main():\n    return 42\n")
-    return root
 
 
 @pytest.fixture

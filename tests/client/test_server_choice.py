@@ -43,25 +43,6 @@ STARTING_S = 6.0  # longer than one /healthz attempt (servers.ATTEMPT_MAX_S): a 
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """A shell with no reactstep settings and no provider key, on a fresh data dir."""
-    clean = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("REACTSTEP_") and not key.endswith("_API_KEY")
-    }
-    return clean | {"REACTSTEP_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def main():\n    return 42\n")
-    return root
-
-
-@pytest.fixture
 def served(env: dict[str, str]) -> Iterator[tuple[str, ScriptedLLMServer]]:
     """`reactstep serve` on the data dir, its LLM a scripted server; replay's scripted LLM allowed."""
     with ScriptedLLMServer(REPLIES) as llm:
