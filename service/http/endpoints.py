@@ -30,6 +30,18 @@ from reactstep.service.step.stream import step_events
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
 from reactstep.service.workspace.calls import execute_action as execute_action_call
 
+JSON = "application/json"
+
+
+def model_json(body: BaseModel, exclude_none: bool = False) -> bytes:
+    """A model's JSON, as model_dump_json makes it, in bytes (pydantic in one pass, no dict between)."""
+    return body.__pydantic_serializer__.to_json(body, exclude_none=exclude_none)
+
+
+def json_response(body: bytes, status: int = 200) -> Response:
+    """An answer with this JSON body (200 unless told)."""
+    return Response(body, status_code=status, media_type=JSON)
+
 
 def _runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
@@ -49,19 +61,6 @@ async def react_step(request: Request) -> Response:
     *_, response = [item async for item in replies]  # no delta when not streamed: the response alone
     assert isinstance(response, ReactStepResponse)
     return Response(model_json(response, exclude_none=True), media_type=JSON)
-
-
-JSON = "application/json"
-
-
-def model_json(body: BaseModel, exclude_none: bool = False) -> bytes:
-    """A model's JSON, as model_dump_json makes it, in bytes (pydantic in one pass, no dict between)."""
-    return body.__pydantic_serializer__.to_json(body, exclude_none=exclude_none)
-
-
-def json_response(body: bytes, status: int = 200) -> Response:
-    """An answer with this JSON body (200 unless told)."""
-    return Response(body, status_code=status, media_type=JSON)
 
 
 async def execute_action(request: Request) -> Response:
