@@ -20,8 +20,9 @@ refused unparsed when it holds more than any request of the contract needs:
 A body that is not JSON is left to its parser, which says where it breaks.
 
 A large body is measured (and, when it is not text, looked at again) in slices on the event loop,
-which answers other requests between them: each slice is ~10-20 ms of C that would hold the GIL on a
-worker thread just the same, so a thread hop would only add its cost.
+which answers other requests between them: a slice is ~3-5 ms of regex. On a worker thread the loop
+waits about as long (the regex holds the GIL), and each hop costs its own ~40 us; bench/stalls.py
+measures the stall end to end.
 """
 
 import asyncio
@@ -57,7 +58,7 @@ STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
 # Text outside strings and whole strings: it ends where a string begins that does not end.
 WHOLE = re.compile(rb'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+')
 NOT_BRACKET = re.compile(rb"[^\[\]{}]++")
-SLICE = 1 << 20  # ~10-20 ms of regex a slice: the most the loop waits for the measuring
+SLICE = 1 << 18  # ~3-5 ms of regex a slice: the most the loop waits for the measuring
 STRINGS_A_SLICE = 20_000  # the strings looked at between two turns of the loop (~5 ms)
 
 
