@@ -76,7 +76,7 @@ def _say_errors() -> None:
     """In a command's process whose logging nothing configured: the server's errors (something broke in
     it) as lines that name what happened; not its warnings, meant for operators (`llm gave up` after each
     retried step), as the command's own answer says what failed (Python's last resort printed them bare)."""
-    from reactstep.service.logs import CommandFormatter
+    from reactstep.service.logs.lines import CommandFormatter
 
     own = logging.getLogger("reactstep")
     if logging.getLogger().handlers or own.handlers:  # an application (or pytest) decides where lines go
@@ -154,7 +154,7 @@ def _serve(args: argparse.Namespace) -> int:
     from reactstep.service.http.auth import DEV_MODE_WARNING, serving_refusal
     from reactstep.service.http.running import announced
     from reactstep.service.http.serving import listening_socket, serve_forever
-    from reactstep.service.logs import configure_logging
+    from reactstep.service.logs.writing import configure_logging
     from reactstep.service.runtime import check_embedding_model
 
     settings = Settings()

@@ -57,7 +57,7 @@ from reactstep.contract.errors import NotFound as NotFound
 from reactstep.contract.errors import ServiceError as ServiceError
 from reactstep.contract.errors import UpstreamError as UpstreamError
 from reactstep.contract.errors import ValidationFailed as ValidationFailed
-from reactstep.service import logs
+from reactstep.service.logs import context as logs
 from reactstep.service.redaction import scrub
 
 INTERNAL_ERROR = "internal error; see the server log"  # a bug's answer: its cause is for the log

@@ -7,7 +7,7 @@ field lengths       schemas.py / openapi.yaml       422 validation_failed naming
 list and map sizes  contract (maxItems, maxProperties)  422 validation_failed naming the field, its size
                                                     and the bound (history_too_long for the history)
 llm max_tokens      check_max_tokens                422 max_tokens_too_large
-model reply size    step.interpret.cap_reply        cut to MAX_REPLY_CHARS, noted
+model reply size    step.call.cap_reply             cut to MAX_REPLY_CHARS, noted
 requests at work    http.admission                  503 overloaded
 """
 

@@ -26,7 +26,7 @@ from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.http.routing import MatchedRouter, allowed_methods
 from reactstep.service.llm.protocol import LLMGateway
-from reactstep.service.logs import stamp_request_ids
+from reactstep.service.logs.context import stamp_request_ids
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings

@@ -6,7 +6,8 @@ AuthMiddleware      public paths (health, readiness, version, the contract) pass
                     `Authorization: Bearer <key>` whose SHA-256 is a configured entry, else 401
                     unauthorized; the entry's grant rides on the request (scope["state"]["grant"])
 authorize_project   every endpoint that takes a project_id, on every request: the grant must cover
-                    it, else 403 forbidden_project
+                    it, else 403 forbidden_project; the project rides on the request beside the grant
+                    (scope["state"]["project"]), so its log line names it, refused or not
 no keys configured  dev mode: every request is granted every project; `reactstep serve` allows it
                     only on a loopback address and warns at start-up
 Keys are random (`reactstep hash-key` makes one), so one unsalted SHA-256 is a fit digest.
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from reactstep.service import logs
 from reactstep.service.errors import ForbiddenProject, Unauthorized, error_response
 from reactstep.service.settings import Settings
 
@@ -129,9 +129,8 @@ def authorize_project(scope: Scope, project_id: str) -> str:
     grant = scope.get("state", {}).get("grant")
     if not isinstance(grant, Grant):  # no AuthMiddleware ran: refuse rather than trust
         raise Unauthorized("this request was not authenticated")
-    allowed = grant.allows(project_id)
-    logs.note(project=project_id)  # a refused request's log line names the project too
-    if not allowed:
+    scope["state"]["project"] = project_id  # the request line names it (observe.py), refused or not
+    if not grant.allows(project_id):
         raise ForbiddenProject(f"this API key may not use project {project_id!r}")
     return project_id
 

@@ -21,8 +21,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import received_body
-from reactstep.service.http.json_shape import check_json_shape
+from reactstep.service.http.bodies import check_json_shape, received_body
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.server import HttpTransport, build_server
 from reactstep.service.runtime import Runtime

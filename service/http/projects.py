@@ -17,10 +17,11 @@ from reactstep.service.errors import BadRequest, ServiceError, ValidationFailed
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_model, received_body
 from reactstep.service.http.content_digest import parse_content_digest
+from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
 from reactstep.service.http.url_paths import url_file_path
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
-from reactstep.service.step.stream import HEADERS, EventStreamResponse, error_event, event
+from reactstep.service.step.stream import error_event, event
 from reactstep.service.workspace.files import Preconditions, delete_file, get_file, put_file
 from reactstep.service.workspace.indexing import describe_resuming, run_index, start_index_job
 from reactstep.service.workspace.projects import create_project, delete_project, describe_project

@@ -4,10 +4,10 @@ metrics and the request's log line (model, provider, llm_attempts, llm_ms, the t
 import time
 from collections.abc import AsyncIterator
 
-from reactstep.service import logs
 from reactstep.service.errors import UpstreamError
 from reactstep.service.llm.gateway import provider_of
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
+from reactstep.service.logs import context as logs
 from reactstep.service.metrics import Metrics
 
 

@@ -1,7 +1,8 @@
 """Everything a ReAct step decides before the LLM is called, on one worker thread.
 
-prepare ─► one hop off the event loop: the project exists (404 before any LLM call) ─► its overview,
-           when the request asks for it ─► prepare_step
+prepare ─► one hop off the event loop: each client tool's parameters a valid JSON Schema (422, in Rust:
+           3 ms for 470 KB of schema, off the loop) ─► the project exists (404 before any LLM call)
+           ─► its overview, when the request asks for it ─► prepare_step
 prepare_step: max_iterations_left == 0 ─► max_iterations_reached (no LLM call)
               tools (the server's + the client's) ─► llm request and its model's facts (asked once)
               ─► tool calling mode (text | native; native falls back to text when the model server's
@@ -24,12 +25,13 @@ from reactstep.contract.step import (
     ReactStepResponse,
     ToolCallingMode,
 )
-from reactstep.service import logs
 from reactstep.service.errors import ValidationFailed
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMRequest, ModelFacts
 from reactstep.service.llm.server_facts import UNKNOWN, ServerFacts, streams_tool_calls, tool_tokens
+from reactstep.service.logs import context as logs
 from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import check_client_tools
 from reactstep.service.settings import Settings
 from reactstep.service.step.fit import fit_step_prompt
 from reactstep.service.step.llm_request_seen import llm_request_seen
@@ -134,6 +136,7 @@ async def prepare(request: ReactStepRequest, runtime: Runtime) -> PreparedStep |
 
 
 def _prepared(request: ReactStepRequest, runtime: Runtime) -> PreparedStep | ReactStepResponse:
+    check_client_tools(request)
     require_project(request.project_id, runtime)  # 404 before any LLM call
     overview = None
     if request.include_project_overview and request.max_iterations_left:
