@@ -14,7 +14,7 @@ auth_required); the SDK answers a method it does not know with method_not_found.
 import asyncio
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -85,6 +85,7 @@ class ReactstepAgent:
         self._options = options
         self._editor: Any = None
         self._offers = ClientCapabilities()
+        self._turns = options.turns
         self._sessions: dict[str, Session] = {}
 
     def on_connect(self, conn: Any) -> None:
@@ -96,6 +97,7 @@ class ReactstepAgent:
     ) -> InitializeResponse:
         """The version and what this agent can do."""
         self._offers = client_capabilities or ClientCapabilities()
+        self._turns = replace(self._options.turns, terminal=bool(self._offers.terminal))
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -148,7 +150,7 @@ class ReactstepAgent:
         session = self._session(session_id)
         if session.running is not None:
             raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
-        turn = Turn(self._editor, self._server, session, self._options.turns)
+        turn = Turn(self._editor, self._server, session, self._turns)
         session.cancelled = False
         session.running = asyncio.create_task(turn.run(_query_of(prompt)))
         try:

@@ -36,7 +36,7 @@ class TurnOptions:
     max_steps: int = 10
     llm: dict[str, Any] = field(default_factory=dict)  # the llm_config of each step (model, ...)
     window: int = 32_768  # the context size the usage meter shows until the server tells its own
-    terminal: bool = False  # the editor offers terminal/*: bash is declared and runs there
+    terminal: bool = False  # the editor offers terminal/* (initialize): bash is declared and runs there
 
 
 class Turn:

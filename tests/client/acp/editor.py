@@ -2,6 +2,7 @@
 (unsaved text it serves on fs/read_text_file), files it writes on fs/write_text_file, and the person's
 answers to permission questions, given in order."""
 
+import asyncio
 import os
 import sys
 from collections import deque
@@ -10,12 +11,24 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from acp import ReadTextFileResponse, RequestPermissionResponse, WriteTextFileResponse, spawn_agent_process
+from acp import (
+    CreateTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+    spawn_agent_process,
+)
 from acp.client.connection import ClientSideConnection
 from acp.schema import AllowedOutcome, ClientCapabilities, DeniedOutcome, FileSystemCapabilities
 
 REACTSTEP = str(Path(sys.executable).parent / "reactstep")
 OFFERS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+WITH_TERMINALS = ClientCapabilities(
+    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+)
 
 
 class Editor:
@@ -27,6 +40,8 @@ class Editor:
         self.buffers: dict[str, str] = {}  # absolute path -> unsaved text
         self.written: list[tuple[str, str]] = []
         self.answers = deque(answers)
+        self.terminals: dict[str, asyncio.subprocess.Process] = {}
+        self.commands: list[tuple[str, list[str], str | None]] = []
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -53,6 +68,32 @@ class Editor:
         Path(path).write_text(content)
         return WriteTextFileResponse()
 
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, cwd: str | None = None, **_: Any
+    ) -> CreateTerminalResponse:
+        self.commands.append((command, list(args or []), cwd))
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = process
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> WaitForTerminalExitResponse:
+        code = await self.terminals[terminal_id].wait()
+        return WaitForTerminalExitResponse(exit_code=code)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **_: Any) -> TerminalOutputResponse:
+        process = self.terminals[terminal_id]
+        assert process.stdout is not None
+        output = (await process.stdout.read()).decode()
+        return TerminalOutputResponse(output=output, truncated=False)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> ReleaseTerminalResponse:
+        return ReleaseTerminalResponse()
+
     def kinds(self) -> list[str]:
         """The sessionUpdate of each update, in order, a run of thought chunks as one."""
         kinds = [update["sessionUpdate"] for update in self.updates]
@@ -67,12 +108,12 @@ class Editor:
 
 
 @asynccontextmanager
-async def started(editor: Editor, server_url: str, *args: str) -> AsyncIterator[ClientSideConnection]:
-    """`reactstep acp --server URL` started as an editor starts it; initialized with OFFERS."""
+async def started(
+    editor: Editor, server_url: str, offers: ClientCapabilities = OFFERS
+) -> AsyncIterator[ClientSideConnection]:
+    """`reactstep acp --server URL` started as an editor starts it, and initialized."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
-    async with spawn_agent_process(editor, REACTSTEP, "acp", "--server", server_url, *args, env=env) as (
-        conn,
-        _,
-    ):
-        await conn.initialize(protocol_version=1, client_capabilities=OFFERS)
+    command = (REACTSTEP, "acp", "--server", server_url)
+    async with spawn_agent_process(editor, *command, env=env) as (conn, _):
+        await conn.initialize(protocol_version=1, client_capabilities=offers)
         yield conn

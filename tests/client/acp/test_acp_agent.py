@@ -10,10 +10,11 @@ from typing import Any
 
 import httpx
 from acp import text_block
+from acp.schema import ClientCapabilities
 
 from reactstep.client.agent.loop import REJECTED
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer
-from tests.client.acp.editor import Editor, started
+from tests.client.acp.editor import OFFERS, WITH_TERMINALS, Editor, started
 
 READ = 'Thought: Let me read it.\nAction: read_file(file_path="src/app.py")'
 GREP = 'Thought: Where is main?\nAction: grep(pattern="def main")'
@@ -26,13 +27,13 @@ def answer(text: str) -> str:
 
 
 def ask(
-    server_url: str, folder: Path, editor: Editor, *queries: str
+    server_url: str, folder: Path, editor: Editor, *queries: str, offers: ClientCapabilities = OFFERS
 ) -> tuple[str, list[str], dict[str, Any]]:
     """A new session on the folder and each query prompted in turn: the session id, the stop reasons
     and the new session's answer."""
 
     async def main() -> tuple[str, list[str], dict[str, Any]]:
-        async with started(editor, server_url) as conn:
+        async with started(editor, server_url, offers) as conn:
             session = await conn.new_session(cwd=str(folder), mcp_servers=[])
             reasons = []
             for query in queries:
@@ -141,12 +142,26 @@ def test_allow_always_lets_the_sessions_next_write_through_unasked(
     assert stored(server_url, project, "src/app.py") == "def main():\n    return 8\n"
     assert (folder / "src" / "app.py").read_text() == "def main():\n    return 8\n"
     # the second turn's first step was sent the first turn (question, steps, answer) before it
-    sent = json.dumps(EDIT_AGAIN)
-    assert "Make it 7." in json.dumps(_last_with(sent, model))
+    second = next(request for request in model.requests if "Now make it 8." in json.dumps(request))
+    assert all(text in json.dumps(second) for text in ("Make it 7.", "Make it 7.", "7."))
 
 
-def _last_with(text: str, model: ScriptedLLMServer) -> dict[str, Any]:
-    return next(request for request in reversed(model.requests) if "Now make it 8." in json.dumps(request))
+def test_bash_runs_in_the_editors_terminal_once_the_person_allows_it(
+    server_url: str, model: ScriptedLLMServer, folder: Path
+) -> None:
+    model.push('Thought: Count.\nAction: bash(command="ls src | wc -l")', answer("One file."))
+    editor = Editor(answers=["allow_once"])
+    _, reasons, _ = ask(server_url, folder, editor, "How many files in src?", offers=WITH_TERMINALS)
+    assert reasons == ["end_turn"]
+    assert editor.commands == [("bash", ["-c", "ls src | wc -l"], str(folder))]
+    [question] = editor.questions
+    assert (question["tool_call"]["kind"], question["tool_call"]["title"]) == (
+        "execute",
+        "bash ls src | wc -l",
+    )
+    assert editor.of_kind("tool_call_update")[0]["content"] == [{"type": "terminal", "terminalId": "term-1"}]
+    assert editor.of_kind("tool_call_update")[-1]["content"][0]["content"]["text"] == "1\nExit code: 0"
+    assert "1\nExit code: 0" in model.requests[-1]["messages"][-1]["content"]
 
 
 def test_a_cancel_closes_the_models_stream_and_the_prompt_answers_cancelled_within_a_second(
