@@ -143,7 +143,8 @@ def test_allow_always_lets_the_sessions_next_write_through_unasked(
     assert (folder / "src" / "app.py").read_text() == "def main():\n    return 8\n"
     # the second turn's first step was sent the first turn (question, steps, answer) before it
     second = next(request for request in model.requests if "Now make it 8." in json.dumps(request))
-    assert all(text in json.dumps(second) for text in ("Make it 7.", "Make it 7.", "7."))
+    assert {"role": "user", "content": "Make it 7."} in second["messages"]
+    assert {"role": "assistant", "content": "7."} in second["messages"]
 
 
 def test_bash_runs_in_the_editors_terminal_once_the_person_allows_it(
