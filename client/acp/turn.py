@@ -48,7 +48,7 @@ class Turn:
         self._session = session
         self._options = options
         self._view = TurnView(session.root, session.turns + 1, options.window)
-        self._last_status: str | None = None
+        self._last_status: str | None = None  # the last step that called the model
 
     async def run(self, query: str) -> str:
         """Run the loop for the query; its ACP stop reason."""
@@ -88,7 +88,8 @@ class Turn:
         for update in self._view.updates(kind, request, response, before):
             await self._send(update)
         if kind == "react_step":
-            self._last_status = response.get("status")
+            if response.get("status") != "max_iterations_reached":  # that one only says the budget is spent
+                self._last_status = response.get("status")
             action = response.get("action_details") or {}
             if response.get("status") == "action_proposed" and action.get("executor", "server") == "server":
                 await self._session.files.before_call(action["tool_name"], action.get("tool_args") or {})

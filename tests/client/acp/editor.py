@@ -109,11 +109,11 @@ class Editor:
 
 @asynccontextmanager
 async def started(
-    editor: Editor, server_url: str, offers: ClientCapabilities = OFFERS
+    editor: Editor, server_url: str, offers: ClientCapabilities = OFFERS, options: tuple[str, ...] = ()
 ) -> AsyncIterator[ClientSideConnection]:
-    """`reactstep acp --server URL` started as an editor starts it, and initialized."""
+    """`reactstep acp --server URL [options]` started as an editor starts it, and initialized."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("REACTSTEP_")}
-    command = (REACTSTEP, "acp", "--server", server_url)
+    command = (REACTSTEP, "acp", "--server", server_url, *options)
     async with spawn_agent_process(editor, *command, env=env) as (conn, _):
         await conn.initialize(protocol_version=1, client_capabilities=offers)
         yield conn

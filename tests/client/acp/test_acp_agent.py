@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from acp import text_block
 from acp.schema import ClientCapabilities
 
@@ -27,13 +28,18 @@ def answer(text: str) -> str:
 
 
 def ask(
-    server_url: str, folder: Path, editor: Editor, *queries: str, offers: ClientCapabilities = OFFERS
+    server_url: str,
+    folder: Path,
+    editor: Editor,
+    *queries: str,
+    offers: ClientCapabilities = OFFERS,
+    options: tuple[str, ...] = (),
 ) -> tuple[str, list[str], dict[str, Any]]:
     """A new session on the folder and each query prompted in turn: the session id, the stop reasons
     and the new session's answer."""
 
     async def main() -> tuple[str, list[str], dict[str, Any]]:
-        async with started(editor, server_url, offers) as conn:
+        async with started(editor, server_url, offers, options) as conn:
             session = await conn.new_session(cwd=str(folder), mcp_servers=[])
             reasons = []
             for query in queries:
@@ -145,6 +151,25 @@ def test_allow_always_lets_the_sessions_next_write_through_unasked(
     second = next(request for request in model.requests if "Now make it 8." in json.dumps(request))
     assert {"role": "user", "content": "Make it 7."} in second["messages"]
     assert {"role": "assistant", "content": "7."} in second["messages"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "stop_reason"),
+    [
+        (READ, "max_turn_requests"),  # the one step read; the budget was spent
+        (Reply("Thought: a long", finish_reason="length"), "max_tokens"),  # the last reply was cut
+    ],
+)
+def test_a_run_that_spends_its_steps_says_why_it_stopped(
+    server_url: str, model: ScriptedLLMServer, folder: Path, reply: str | Reply, stop_reason: str
+) -> None:
+    model.push(reply)
+    first_request = len(model.requests)
+    _, reasons, _ = ask(
+        server_url, folder, Editor(), "What does main return?", options=("--max-iterations", "1")
+    )
+    assert reasons == [stop_reason]
+    assert len(model.requests) - first_request == 1  # the last step is answered without the model
 
 
 def test_bash_runs_in_the_editors_terminal_once_the_person_allows_it(
