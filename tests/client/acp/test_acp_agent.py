@@ -13,6 +13,7 @@ import pytest
 from acp import text_block
 from acp.schema import ClientCapabilities
 
+from reactstep.client.acp.turn_view import LOOP_STOPPED
 from reactstep.client.agent.loop import REJECTED
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer
 from tests.client.acp.editor import OFFERS, WITH_TERMINALS, Editor, started
@@ -170,6 +171,17 @@ def test_a_run_that_spends_its_steps_says_why_it_stopped(
     )
     assert reasons == [stop_reason]
     assert len(model.requests) - first_request == 1  # the last step is answered without the model
+
+
+def test_a_loop_the_server_stops_is_a_refusal_left_out_of_the_next_prompt(
+    server_url: str, model: ScriptedLLMServer, folder: Path
+) -> None:
+    model.push(READ, READ, READ, READ, answer("42."))  # the fourth same read is not run: a loop
+    editor = Editor()
+    _, reasons, _ = ask(server_url, folder, editor, "Read it forever.", "What does main return?")
+    assert reasons == ["refusal", "end_turn"]
+    assert editor.of_kind("agent_message_chunk")[0]["content"]["text"] == LOOP_STOPPED
+    assert "Read it forever." not in json.dumps(model.requests[-1])
 
 
 def test_bash_runs_in_the_editors_terminal_once_the_person_allows_it(
