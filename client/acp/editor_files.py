@@ -85,7 +85,7 @@ class EditorFiles:
                 )
             except ClientError as exc:
                 return f"the change is on the server only: {exc}"
-            return f"written into the folder ({len(report.written)} file(s) pulled)"
+            return f"pulled into the folder: {len(report.written)} file(s)"
         text = await self.server_text(path)
         if text is None:
             return "the change is on the server only (no text to show)"

@@ -120,6 +120,19 @@ def test_a_write_allowed_once_is_written_and_its_token_never_reaches_the_model(
     assert token not in json.dumps(model.requests[first_request:])
 
 
+def test_without_the_editors_files_an_allowed_write_is_pulled_into_the_folder(
+    server_url: str, model: ScriptedLLMServer, folder: Path
+) -> None:
+    model.push(EDIT, answer("It returns 7 now."))
+    editor = Editor(answers=["allow_once"])
+    _, reasons, _ = ask(server_url, folder, editor, "Make main return 7.", offers=ClientCapabilities())
+    assert reasons == ["end_turn"]
+    assert editor.written == []
+    assert (folder / "src" / "app.py").read_text() == "def main():\n    return 7\n"
+    said = editor.of_kind("tool_call_update")[-1]["content"][0]["content"]["text"]
+    assert said.endswith("(pulled into the folder: 1 file(s))")
+
+
 def test_a_write_rejected_writes_nothing(server_url: str, model: ScriptedLLMServer, folder: Path) -> None:
     model.push(EDIT, answer("Left as it was."))
     first_request = len(model.requests)
