@@ -20,7 +20,8 @@ from reactstep.client.settings import ClientSettings, ConfigError
 from reactstep.client.traces.format import ReplayMismatch
 
 DESCRIPTION = (
-    "reactstep's command line: sync a folder, ask the agent, serve MCP (serve needs the server package)."
+    "reactstep's command line: sync a folder, ask the agent, serve MCP, be an editor's agent over ACP "
+    "(serve needs the server package)."
 )
 SERVER_COMMANDS = {"serve": "run the HTTP service", "hash-key": "make a service API key"}
 
