@@ -137,7 +137,7 @@ def test_a_write_rejected_writes_nothing(server_url: str, model: ScriptedLLMServ
     model.push(EDIT, answer("Left as it was."))
     first_request = len(model.requests)
     editor = Editor(answers=["reject_once"])
-    _, reasons, session = ask(server_url, folder, editor, "Make main return 7.")
+    session_id, reasons, session = ask(server_url, folder, editor, "Make main return 7.")
     assert reasons == ["end_turn"]
     assert len(editor.questions) == 1
     project = session["_meta"]["reactstep"]["project"]
@@ -148,6 +148,11 @@ def test_a_write_rejected_writes_nothing(server_url: str, model: ScriptedLLMServ
     assert rejected[0]["content"][0]["content"]["text"] == REJECTED
     assert REJECTED in json.dumps(model.requests[-1])
     assert len(model.requests) - first_request == 2
+    trace = folder / ".reactstep" / "acp" / session_id / "turn-1.jsonl"
+    calls = [
+        line for line in map(json.loads, trace.read_text().splitlines()) if line["kind"] == "execute_action"
+    ]
+    assert [("approval_token" in call["request"]) for call in calls] == [False]  # the token was never sent
 
 
 def test_allow_always_lets_the_sessions_next_write_through_unasked(
