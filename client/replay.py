@@ -138,6 +138,7 @@ def replay(
         session_id=header["session_id"],
         user_query=header["user_query"],
         max_iterations=header["max_iterations"],
+        earlier=header.get("earlier", []),
         llm_config=llm_config,
         stream=stream,
         client_tools=header.get("client_tools", []) if client_tools is None else client_tools,

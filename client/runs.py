@@ -45,6 +45,7 @@ class RunOptions(TypedDict, total=False):
     on_thought: ThoughtSink | None
     on_step: Listener | None  # (kind, request, response) of each call, as the trace records it
     session_id: str | None  # default: a new UUID
+    history: Sequence[Mapping[str, Any]]  # earlier turns ({role, content}) and steps, sent before this run's
 
 
 def run(query: str, **options: Unpack[RunOptions]) -> Op[RunResult]:
@@ -57,6 +58,7 @@ def run(query: str, **options: Unpack[RunOptions]) -> Op[RunResult]:
         session_id=options.get("session_id") or str(uuid.uuid4()),
         user_query=query,
         max_iterations=_or_default(options.get("max_steps"), 10),
+        earlier=[dict(item) for item in options.get("history", ())],
         llm_config={key: value for key, value in _body(options.get("llm")).items() if value is not None},
         llm_key=options.get("llm_key"),
         stream=options.get("stream") or False,

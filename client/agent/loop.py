@@ -59,6 +59,7 @@ class Question:
     session_id: str
     user_query: str
     max_iterations: int = 10
+    earlier: list[dict[str, Any]] = field(default_factory=list)  # earlier turns and steps, sent first
     llm_config: dict[str, Any] = field(default_factory=dict)
     llm_key: str | None = None
     stream: bool = False
@@ -129,7 +130,7 @@ def _step_request(question: Question, history: list[dict[str, Any]], step: int) 
         "project_id": question.project_id,
         "session_id": question.session_id,
         "user_query": question.user_query,
-        "conversation_history": list(history),
+        "conversation_history": [*question.earlier, *history],
         "llm_config": question.llm_config,
         "max_iterations_left": question.max_iterations - step,
     }

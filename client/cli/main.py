@@ -1,5 +1,5 @@
-"""The `reactstep` command: sync, index, pull, ask, replay, view and mcp; with the server package installed,
-serve and hash-key too (service/commands.py, through the entry points client/cli/servers.py reads)."""
+"""The `reactstep` command: sync, index, pull, ask, replay, view, mcp and acp; with the server package
+installed, serve and hash-key too (service/commands.py, through the entry points servers.py reads)."""
 
 import argparse
 import os
@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from reactstep.client.api.errors import ClientError
+from reactstep.client.cli.acp_command import add_acp_command
 from reactstep.client.cli.agent_commands import LLMNotConfigured, add_agent_commands
 from reactstep.client.cli.exit_codes import FAILED, SIGPIPE, USAGE, help_epilog
 from reactstep.client.cli.mcp_command import add_mcp_command
@@ -19,7 +20,8 @@ from reactstep.client.settings import ClientSettings, ConfigError
 from reactstep.client.traces.format import ReplayMismatch
 
 DESCRIPTION = (
-    "reactstep's command line: sync a folder, ask the agent, serve MCP (serve needs the server package)."
+    "reactstep's command line: sync a folder, ask the agent, serve MCP, be an editor's agent over ACP "
+    "(serve needs the server package)."
 )
 SERVER_COMMANDS = {"serve": "run the HTTP service", "hash-key": "make a service API key"}
 
@@ -87,5 +89,6 @@ def _parser() -> argparse.ArgumentParser:
     add_workspace_commands(commands)
     add_agent_commands(commands)
     add_mcp_command(commands)
+    add_acp_command(commands)
     add_view_command(commands)
     return parser
