@@ -25,7 +25,8 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
-    │   └── NameCollision (409, name_collision)
+    │   ├── NameCollision (409, name_collision)
+    │   └── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── Overloaded (503, overloaded)                      with Retry-After
     ├── ClientClosedRequest (499, client_closed_request)  logged and counted only: nobody reads it
@@ -258,3 +259,10 @@ class ClientClosedRequest(ServiceError):
 
     def __init__(self) -> None:
         super().__init__("the client closed the connection; the request's work was cancelled")
+
+
+class IndexStopped(Conflict):
+    """An index run stopped before its end (DELETE /api/projects/{id}/index): the answer of the run's
+    own request, when it waited for it; the index stays consistent, and stale until a run completes it."""
+
+    code = "index_stopped"

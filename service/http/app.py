@@ -62,6 +62,7 @@ ROUTES = [
     Route("/api/projects/{project_id}/changes", projects.project_changes, methods=["GET"]),
     Route("/api/projects/{project_id}/gc", projects.collect_project_garbage, methods=["POST"]),
     Route("/api/projects/{project_id}/index", projects.index_project, methods=["POST"]),
+    Route("/api/projects/{project_id}/index", projects.stop_index, methods=["DELETE"]),
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),
     Route("/version", endpoints.server_version, methods=["GET"]),
