@@ -2,6 +2,7 @@
 exit code table's interrupt code, the step's request is closed, so the server cancels its model call
 (the scripted model server sees its request closed within a second), and the trace ends saying so."""
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from reactstep.client import AsyncClient
 from reactstep.client.cli.exit_codes import INTERRUPTED
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer
 from reactstep.service.http.app import create_app
@@ -71,3 +73,35 @@ def test_ctrl_c_on_ask_closes_the_model_call_and_ends_with_the_interrupt_code(
     while cancelled not in httpx.get(f"{url}/metrics").text:
         assert time.monotonic() < deadline, "the server did not count the cancelled step"
         time.sleep(0.05)
+
+
+def test_cancelling_an_async_run_closes_the_model_call_and_ends_its_trace(
+    url: str, llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    llm_server.push(THINKS_A_MINUTE)
+    trace = tmp_path / "trace.jsonl"
+
+    async def main() -> float:
+        async with AsyncClient(url) as client:
+            run = asyncio.create_task(client.run("What does main return?", project="demo", trace=trace))
+            while not llm_server.requests:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.2)
+            run.cancel()
+            cancelled = time.monotonic()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+            return cancelled
+
+    cancelled = asyncio.run(main())
+
+    deadline = time.monotonic() + 10
+    while not llm_server.closes:
+        assert time.monotonic() < deadline, "the model server never saw its request closed"
+        time.sleep(0.005)
+    assert llm_server.closes[0] - cancelled < 1.0
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [(record["kind"], record.get("response", {}).get("code")) for record in records] == [
+        ("session", None),
+        ("step_error", "client_closed_request"),
+    ]
