@@ -1,7 +1,8 @@
 """Stopping an index run (DELETE /api/projects/{id}/index) over real HTTP with the real model: the run
 ends mid-embed, the index stays consistent (stale, at the version the last complete run reached), and
 a new run completes it without embedding again what the stopped run wrote; a stop asked on another
-replica (the flag in the shared head) reaches the run through its heartbeat."""
+replica (the flag in the shared head) reaches the run through its heartbeat, between two `reactstep
+serve` processes on one S3 bucket too."""
 
 import json
 import threading
@@ -22,6 +23,7 @@ from reactstep.service.workspace.index_jobs import stop_index_run
 from reactstep.tools.embedding.embeddings import LocalEmbedder
 from tests.service.http.test_index_progress import module
 from tests.service.http.test_openapi import errors_of, response_pointer
+from tests.service.http.test_two_replicas import replicas  # noqa: F401 - the fixture of two replicas
 
 FILES = 200  # 2,000 chunks: eight embedding windows; the stop lands after the first
 CHUNKS = FILES * 10
@@ -196,3 +198,21 @@ def test_a_run_that_died_with_its_server_is_cleared_not_restarted(app: Starlette
     assert (stop.status_code, stop.json()["stopped"]) == (200, True)
     project = httpx.get(f"{url}/api/projects/dead", timeout=60).json()  # a look restarts abandoned runs
     assert (project["indexing"], project["index_state"]) == (None, "ready")
+
+
+def test_a_delete_on_one_replica_stops_the_run_of_another(replicas: list[str]) -> None:  # noqa: F811
+    running, other = replicas  # two `reactstep serve` processes on one S3 bucket
+    upload(running, "shared-run")
+    started = httpx.post(f"{running}/api/projects/shared-run/index", json={"background": True}, timeout=120)
+    assert started.status_code == 202
+    wait_until_embedding(other, "shared-run")  # the run's progress, read from the other replica
+
+    stop = httpx.delete(f"{other}/api/projects/shared-run/index", timeout=120)
+
+    assert (stop.status_code, stop.json()["stopped"], stop.json()["index_state"]) == (200, True, "stale")
+    project = httpx.get(f"{running}/api/projects/shared-run", timeout=60).json()
+    assert (project["indexing"], project["index_state"]) == (None, "stale")
+    assert index_jobs(running) == {"index_stopped": 1.0}
+    again = httpx.post(f"{running}/api/projects/shared-run/index", json={}, timeout=600).json()
+    assert (again["chunks"], again["indexed_version"]) == (CHUNKS, FILES)
+    assert 256 <= again["reused"] < CHUNKS
