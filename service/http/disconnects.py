@@ -42,47 +42,58 @@ class CancelOnDisconnect:
         if path not in self.paths or not isinstance(scope.get(BODY), bytes):  # a body left unread: refused
             await self.app(scope, receive, send)
             return
-        left = asyncio.Event()
         answered = False  # whether the answer has begun (a stream's 200)
-
-        async def receive_disconnect() -> Message:
-            await left.wait()
-            return {"type": "http.disconnect"}
+        # The work runs in this task; one watcher task cancels it when the client goes.
+        gone = _Gone(asyncio.current_task())
 
         async def send_noting(message: Message) -> None:
             nonlocal answered
             answered = answered or message["type"] == "http.response.start"
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                gone.answered = True  # before the send: the server says "disconnect" once it is out
             await send(message)
 
-        work = asyncio.ensure_future(self.app(scope, receive_disconnect, send_noting))
-        watch = asyncio.ensure_future(_disconnected(receive))
+        watch = asyncio.get_running_loop().create_task(gone.watch(receive))
         try:
-            await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:  # the server itself cancels us (shutdown): neither task outlives it
-            work.cancel()
-            watch.cancel()
-            raise
-        if work.done():
-            watch.cancel()
-            work.result()  # its exception, if any, goes on to ObserveMiddleware as it would have
-            return
-        await self._cancel(work, left, path)
-        if not answered:  # the status and code of the request's log line and metrics
-            await error_response(ClientClosedRequest())(scope, receive_disconnect, send)
-
-    async def _cancel(self, work: "asyncio.Future[None]", left: asyncio.Event, path: str) -> None:
-        """Cancel the work and wait for it to end (its cleanup closes the model call)."""
-        began = time.perf_counter()
-        left.set()
-        work.cancel()
-        await asyncio.wait((work,))  # our own cancellation (shutdown) still reaches us here
-        if not work.cancelled() and (failure := work.exception()) is not None:
+            await self.app(scope, gone.receive, send_noting)
+        except asyncio.CancelledError:
+            if not gone.seen or gone.task.uncancel() > 0:  # the server's own cancellation (shutdown) too
+                raise
+        except Exception as failure:
+            if not gone.seen:
+                raise
             logger.error("a request failed while its work was cancelled", exc_info=failure)
-        logs.note(cancelled=True, cancel_ms=round((time.perf_counter() - began) * 1000, 3))
+        finally:
+            watch.cancel()  # no await since the app returned: the watcher cannot cancel anything after us
+        if not gone.seen:
+            return
+        logs.note(cancelled=True, cancel_ms=round((time.perf_counter() - gone.seen) * 1000, 3))
         self.cancelled(path)
+        if not answered:  # the status and code of the request's log line and metrics
+            await error_response(ClientClosedRequest())(scope, gone.receive, send)
 
 
-async def _disconnected(receive: Receive) -> None:
-    """Return once the client has gone."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
+class _Gone:
+    """Whether (and since when) the client of `task` has gone; the one reader of receive() after the body."""
+
+    def __init__(self, task: "asyncio.Task[object] | None") -> None:
+        assert task is not None  # an ASGI app always runs in a task
+        self.task = task
+        self.seen = 0.0  # perf_counter() when the disconnect came; 0: not (yet)
+        self.answered = False  # the answer's last byte was sent: a disconnect now is the server's
+        self._left = asyncio.Event()
+
+    async def watch(self, receive: Receive) -> None:
+        """Wait for the disconnect, then cancel the work."""
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        if self.answered:  # a server reports a finished answer as a disconnect (ASGI's http.disconnect)
+            return
+        self.seen = time.perf_counter()
+        self._left.set()
+        self.task.cancel()
+
+    async def receive(self) -> Message:
+        """The app's receive(): the disconnect, once it came (the body was read before: admission)."""
+        await self._left.wait()
+        return {"type": "http.disconnect"}
