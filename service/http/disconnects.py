@@ -2,9 +2,10 @@
 cancelled at once, so its model call is not left running (and billed) for nobody.
 
     admission (the body is in: from here on, receive() only tells of the client leaving)
-    ─► CancelOnDisconnect, on the routes it guards: the app runs as a task while receive() is watched
-       ─► the app answers first: the watch ends; nothing else changes
-       └► http.disconnect first ─► the task is cancelled: the model call's await raises
+    ─► CancelOnDisconnect, on the routes it guards: the app runs in the request's task while a
+       watcher task waits on receive()
+       ─► the app answers first (its last byte out): the watcher ends; nothing else changes
+       └► http.disconnect first ─► the request's task is cancelled: the model call's await raises
           CancelledError, which is no provider fault (no retry starts), and its HTTP connection to
           the model server is closed ─► reactstep_requests_cancelled_total{route}, and the request's
           log line says `cancelled` (with how long the work took to stop); a step whose answer had
