@@ -71,6 +71,7 @@ MODELS: list[type[BaseModel]] = [
     indexing.IndexProgress,
     indexing.IndexJob,
     indexing.IndexAccepted,
+    indexing.IndexStop,
     projects.ProjectReport,
     projects.StoredFile,
     projects.ChangesResponse,

@@ -25,9 +25,11 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
-    │   └── NameCollision (409, name_collision)
+    │   ├── NameCollision (409, name_collision)
+    │   └── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── Overloaded (503, overloaded)                      with Retry-After
+    ├── ClientClosedRequest (499, client_closed_request)  logged and counted only: nobody reads it
     └── UpstreamError (502, upstream_error)               contract; Retry-After when the provider said
         ├── LLMAuthFailed (502, llm_auth_failed)
         ├── LLMBadResponse (502, llm_bad_response)
@@ -245,3 +247,22 @@ class EmbeddingUnavailable(UpstreamError):
 
     status = 503
     code = "embedding_unavailable"
+
+
+# Cancellation (http/disconnects.py): what a request its client left is logged and counted as.
+class ClientClosedRequest(ServiceError):
+    """The client closed the connection before the answer began; its work was cancelled. Nobody reads
+    this answer: its status (nginx's 499) and code are for the request's log line and metrics."""
+
+    status = 499
+    code = "client_closed_request"
+
+    def __init__(self) -> None:
+        super().__init__("the client closed the connection; the request's work was cancelled")
+
+
+class IndexStopped(Conflict):
+    """An index run stopped before its end (DELETE /api/projects/{id}/index): the answer of the run's
+    own request, when it waited for it; the index stays consistent, and stale until a run completes it."""
+
+    code = "index_stopped"

@@ -10,6 +10,7 @@ test run builds never collide, and a process serves exactly its own counts.
     reactstep_tool_errors_total{tool}                               observations with is_error true
     reactstep_admission_active, reactstep_admission_waiting         read when scraped
     reactstep_admission_rejections_total{reason}                    overloaded, request_timeout, ...
+    reactstep_requests_cancelled_total{route}                       the client left; its work stopped
     reactstep_index_jobs_total{kind, outcome}                       kind: run (POST index, sync) | write
     reactstep_index_chunks_embedded_total{kind}
 
@@ -79,6 +80,12 @@ class Metrics:
             ("reason",),
             registry=registry,
         )
+        self._cancelled = Counter(
+            "reactstep_requests_cancelled",
+            "Requests whose client left before the answer ended; their work (a model call) was cancelled.",
+            ("route",),
+            registry=registry,
+        )
         self._index_jobs = Counter(
             "reactstep_index_jobs",
             "Indexing runs by kind and outcome.",
@@ -137,6 +144,10 @@ class Metrics:
     def rejected(self, reason: str) -> None:
         """A request refused by admission (overloaded, request_timeout, payload_too_large)."""
         self._rejections.labels(reason).inc()
+
+    def request_cancelled(self, route: str) -> None:
+        """A request cancelled because its client left (http/disconnects.py)."""
+        self._cancelled.labels(route).inc()
 
     def index_job(self, kind: str, outcome: str, embedded: int) -> None:
         """One indexing run and the chunks it embedded."""

@@ -10,9 +10,13 @@ into the history), no makes the observation REJECTED. The listener sees each cal
 response) — `react_step`, `execute_action`, `client_action`, `approval`, and `step_error` for a
 react_step answered with an error (status, code, message; then the error is raised): the trace's
 records. With `stream`, thought deltas go to `on_thought` as they arrive. Every callback may be async with
-AsyncClient (it is awaited).
+AsyncClient (it is awaited). A run interrupted during a step (Ctrl-C, a cancelled task) has its request
+closed, which the server takes as the step's cancellation (its model call is closed too); the listeners
+hear it as a `step_error` with code client_closed_request, called there and then (the run is being torn
+down: an async listener's coroutine is not awaited).
 """
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +106,9 @@ def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
         except ApiError as error:  # the run ends here; the listeners (a trace) hear how
             yield from _heard(local, "step_error", request, error_record(error))
             raise
+        except GeneratorExit:  # interrupted mid-step: the client closed the request, and with it the op
+            _heard_interrupted(local, request, question.stream)
+            raise
         yield from _heard(local, "react_step", request, wire_of(reply))
         if reply.status in ENDING_STATUSES:
             return RunResult(reply.status, reply.final_answer, step + 1, history)
@@ -123,6 +130,18 @@ def error_record(error: ApiError) -> dict[str, Any]:
         "message": error.message,
         "stream": isinstance(error, StreamError),
     }
+
+
+INTERRUPTED = "the run was interrupted during this step: its request was closed, and the server cancelled it"
+
+
+def _heard_interrupted(local: LocalSide, request: dict[str, Any], stream: bool) -> None:
+    """Tell the listeners (a trace) that the step under way was cancelled, as a step_error record."""
+    record = {"status": 499, "code": "client_closed_request", "message": INTERRUPTED, "stream": stream}
+    for listener in local.listeners:
+        told = listener("step_error", request, record)
+        if inspect.iscoroutine(told):
+            told.close()  # nothing can await it now
 
 
 def _step_request(question: Question, history: list[dict[str, Any]], step: int) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 from reactstep.client.api.errors import ClientError
 from reactstep.client.cli.acp_command import add_acp_command
 from reactstep.client.cli.agent_commands import LLMNotConfigured, add_agent_commands
-from reactstep.client.cli.exit_codes import FAILED, SIGPIPE, USAGE, help_epilog
+from reactstep.client.cli.exit_codes import FAILED, INTERRUPTED, SIGPIPE, USAGE, help_epilog
 from reactstep.client.cli.mcp_command import add_mcp_command
 from reactstep.client.cli.servers import INSTALL_SERVER, server_hook
 from reactstep.client.cli.view_command import add_view_command
@@ -47,6 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ClientError, ReplayMismatch, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return FAILED
+    except KeyboardInterrupt:  # Ctrl-C: what was under way has been closed on the way out
+        if args.command in SERVER_COMMANDS:
+            raise  # serve shuts down gracefully, then ends by SIGINT as uvicorn re-raises it
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
     return code
 
 

@@ -22,6 +22,7 @@ from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.http.direct import DirectRoutes
+from reactstep.service.http.disconnects import CancelOnDisconnect
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.http.routing import MatchedRouter, allowed_methods
@@ -46,8 +47,9 @@ READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few s
 
 EXECUTE_ACTION = Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"])
 FILES = "/api/projects/{project_id}/files/{path:path}"  # its routes take up to file_max_bytes of body
+REACT_STEP = Route("/api/agent/react_step", endpoints.react_step, methods=["POST"])
 ROUTES = [
-    Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
+    REACT_STEP,
     EXECUTE_ACTION,
     Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
@@ -60,6 +62,7 @@ ROUTES = [
     Route("/api/projects/{project_id}/changes", projects.project_changes, methods=["GET"]),
     Route("/api/projects/{project_id}/gc", projects.collect_project_garbage, methods=["POST"]),
     Route("/api/projects/{project_id}/index", projects.index_project, methods=["POST"]),
+    Route("/api/projects/{project_id}/index", projects.stop_index, methods=["DELETE"]),
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),
     Route("/version", endpoints.server_version, methods=["GET"]),
@@ -110,8 +113,8 @@ def create_app(
 
 def _middleware(runtime: Runtime) -> list[Middleware]:
     """Outermost first: the request's id, log line and metrics; CORS (a preflight needs no key, and a
-    browser may read a 401); who is calling (401); whether there is room (503); the hot routes
-    answered directly; then the router."""
+    browser may read a 401); who is calling (401); whether there is room (503); a step cancelled
+    when its client leaves; the hot routes answered directly; then the router."""
     settings, metrics = runtime.settings, runtime.metrics
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, QUEUE_TIMEOUT_S)
     metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
@@ -140,6 +143,7 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
             max_reading=READING_BODIES_PER_SLOT * settings.max_concurrent_requests,
             rejected=metrics.rejected,
         ),
+        Middleware(CancelOnDisconnect, paths=[REACT_STEP.path], cancelled=metrics.request_cancelled),
         # Innermost: the hot routes skip Starlette's exception layer and router (same answers).
         Middleware(
             DirectRoutes, runtime=runtime, answers=[(EXECUTE_ACTION, endpoints.answer_execute_action)]

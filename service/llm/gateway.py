@@ -27,6 +27,7 @@ from reactstep.service.errors import (
     LLMBadResponse,
     LLMUnavailable,
 )
+from reactstep.service.llm.abortable import abortable_call
 from reactstep.service.llm.clients import async_handler, sync_handler, sync_openai_client
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, Message, ModelFacts
 from reactstep.service.llm.provider_errors import (
@@ -55,7 +56,8 @@ class LiteLLMGateway:
     complete() runs litellm's synchronous call on a worker thread of its own pool: litellm's async
     path costs more per call (its own hop to an executor, then the SDK's async transforms) than
     one hop to a thread that makes the plain call. Streams stay async, to end the moment the
-    client goes. A cancelled call's thread ends at the call's own timeout.
+    client goes. A cancelled call's socket is shut (abortable.py): its thread ends at once, and the
+    model server sees the request closed.
 
     Making one switches litellm, for the whole process, to its own httpx route for OpenAI-style
     chat completions (OPENAI_ROUTE_FLAG) instead of the OpenAI SDK: the same request and response
@@ -75,8 +77,13 @@ class LiteLLMGateway:
     async def complete(self, request: LLMRequest) -> LLMReply:
         """Send the request; translate every provider failure to an UpstreamError."""
         started = time.perf_counter()
-        call = functools.partial(contextvars.copy_context().run, _open_sync, request)
-        response, stop_dropped = await asyncio.get_running_loop().run_in_executor(self._workers, call)
+        with abortable_call() as handle:
+            call = functools.partial(contextvars.copy_context().run, _open_sync, request)
+            try:
+                response, stop_dropped = await asyncio.get_running_loop().run_in_executor(self._workers, call)
+            except asyncio.CancelledError:  # its client left: the model server sees the request closed now
+                handle.abort()
+                raise
         return reply_from(response, _since(started), stop_dropped)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:

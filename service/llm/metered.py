@@ -1,6 +1,7 @@
 """Any LLM gateway, measured: each attempt's latency, outcome and tokens per provider, into the app's
 metrics and the request's log line (model, provider, llm_attempts, llm_ms, the token counts)."""
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
@@ -30,6 +31,9 @@ class MeteredGateway:
             return reply
         except UpstreamError as error:
             outcome = error.code
+            raise
+        except asyncio.CancelledError:  # the client left (http/disconnects.py)
+            outcome = "cancelled"
             raise
         finally:
             self._attempt(request, provider, outcome, started)

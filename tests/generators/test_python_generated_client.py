@@ -160,6 +160,8 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
     index_project = generated.module("api.projects.index_project")
     indexed = index_project.sync(project, client=client, body=models.IndexRequest())
     assert (indexed.files, indexed.indexed_version) == (len(WORKSPACE), len(WORKSPACE))
+    stopped = generated.module("api.projects.stop_index_run").sync(project, client=client)
+    assert (stopped.stopped, stopped.index_state, stopped.indexed_version) == (False, "ready", len(WORKSPACE))
 
     execute = generated.module("api.agent.execute_action")
 

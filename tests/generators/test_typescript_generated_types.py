@@ -69,6 +69,7 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
         "uploaded": sorted(WORKSPACE),
         "index_events": ["progress", "result"],
         "indexed_files": len(WORKSPACE),
+        "index_stop": [200, False, "ready"],
         "found": True,
         "proposed": {"tool_name": "replace_in_file", "tool_args": EDIT, "requires_approval": True},
         "diff": ["-    return text.upper()", "+    return text.upper() + '!'"],

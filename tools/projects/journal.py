@@ -182,6 +182,12 @@ class Projects:
         """Record the index job at work (None: no job)."""
         self._update(project_id, lambda head: _replace(head, indexing=job))
 
+    def update_indexing(
+        self, project_id: str, change: Callable[[dict[str, Any] | None], dict[str, Any] | None]
+    ) -> None:
+        """Rewrite the index job at work from the one recorded (compare-and-swap: no flag is lost)."""
+        self._update(project_id, lambda head: _replace(head, indexing=change(head.indexing)))
+
     def hashes(self, project_id: str) -> dict[str, str]:
         """path -> sha256 of every file of the project (read only when its etag is new)."""
         return content_hashes(self._store, project_id)

@@ -132,6 +132,10 @@ for await (const { event, data } of readEvents(/** @type {ReadableStream<Uint8Ar
   if (event === "result") indexed = data;
   if (event === "error") throw new Error(`index: ${data.error.code}: ${data.error.message}`);
 }
+// Stopping the index run: none is at work now, so nothing stops and the index stays ready.
+const stop = await api.DELETE("/api/projects/{project_id}/index", { params: { path: { project_id: project } } });
+// 200 says whether a run stopped; 202 (a run still stopping after 30 s) has the job instead.
+if (stop.data === undefined || !("stopped" in stop.data)) fail("index stop", stop);
 const search = await execute("code_search", { query: "shout text in upper case", max_results: 1 });
 
 // The agent proposes a write; running it (a server tool) first answers with a preview and writes nothing.
@@ -156,6 +160,7 @@ console.log(
     uploaded: [...upload].sort(),
     index_events: indexEvents,
     indexed_files: indexed?.files,
+    index_stop: [stop.response.status, stop.data.stopped, stop.data.index_state],
     found: search.observation.includes("src/util/strings.py"),
     proposed: { tool_name: action.tool_name, tool_args: action.tool_args, requires_approval: action.requires_approval },
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),

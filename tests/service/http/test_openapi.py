@@ -399,6 +399,7 @@ PROJECT_ROUTES = [
     ("sync", "POST", SYNC),
     ("changes", "GET", f"{DEMO}/changes"),
     ("gc", "POST", f"{DEMO}/gc"),
+    ("index stop", "DELETE", INDEX),
 ]
 
 MCP = "/mcp/demo"
@@ -1082,6 +1083,14 @@ CALLS: dict[str, Call] = {
         "POST", INDEX, 200, json={"stream": True}, media="text/event-stream; charset=utf-8"
     ),
     "index missing project": Call("POST", f"{PROJECTS}/nope/index", 404, code="project_not_found"),
+    "index stop with no run": Call(
+        "DELETE", INDEX, 200, expect={"stopped": False, "indexed_version": 0, "index_state": "ready"}
+    ),
+    "index stop missing project": Call("DELETE", f"{PROJECTS}/nope/index", 404, code="project_not_found"),
+    "index stop bad id": Call("DELETE", f"{PROJECTS}/bad$id/index", 422, code="validation_failed"),
+    "index stop storage unavailable": Call(
+        "DELETE", INDEX, 503, broken_store=True, code="storage_unavailable"
+    ),
     **{
         f"{name} without a service key": Call(method, path, 401, settings=WITH_KEYS, code="unauthorized")
         for name, method, path in PROJECT_ROUTES
@@ -1172,6 +1181,14 @@ SLOW_BODIES = {
 }
 # A notification's 202 has no body to check here: tests/service/mcp/test_mcp_http.py sends one.
 MCP_ONLY = {("/mcp/{project_id}", "post", "202")}
+# A run stopped mid-way, and one still stopping, need a real run: tests/service/http/test_index_stop.py
+# makes them and checks each answer against these same schemas. A 499 is never received (the client
+# left): tests/service/http/test_cancellation.py checks the log line and metrics that carry it.
+CANCELLATION = {
+    ("/api/projects/{project_id}/index", "post", "409"),
+    ("/api/projects/{project_id}/index", "delete", "202"),
+    ("/api/agent/react_step", "post", "499"),
+}
 
 
 def test_live_calls_cover_every_route_and_documented_status() -> None:
@@ -1187,7 +1204,7 @@ def test_live_calls_cover_every_route_and_documented_status() -> None:
     # and checks each answer against these same response schemas.
     uncalled = {
         entry
-        for entry in documented - called - EMBEDDING_FAULTS - SLOW_BODIES - MCP_ONLY
+        for entry in documented - called - EMBEDDING_FAULTS - SLOW_BODIES - MCP_ONLY - CANCELLATION
         if entry[2] != "500"
     }
     assert uncalled == {("/openapi.yaml", "get", "200")}  # checked by its own test below
