@@ -22,6 +22,8 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     ├── NotFound (404, not_found)                         contract; also an unknown route
     │   ├── FileNotFound (404, file_not_found)
     │   ├── VersionNotFound (404, version_not_found)      tools' VersionNotKept has its code too
+    │   ├── StepNotFound (404, step_not_found)            a background step: unknown, expired, another key's
+    │   ├── StepLost (404, step_lost)                     its replica stopped before it finished
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
@@ -245,3 +247,16 @@ class EmbeddingUnavailable(UpstreamError):
 
     status = 503
     code = "embedding_unavailable"
+
+
+# Background steps (service/http/step_records.py): GET /api/agent/steps/{step_id}[/events].
+class StepNotFound(NotFound):
+    """No step by this id for this key: never started, started by another key, or expired."""
+
+    code = "step_not_found"
+
+
+class StepLost(NotFound):
+    """The replica running the step stopped before it finished; the step must be taken again."""
+
+    code = "step_lost"

@@ -18,6 +18,7 @@ from reactstep.service.http.bodies import (
     received_body,
 )
 from reactstep.service.http.readiness import check_readiness
+from reactstep.service.http.steps import start_background
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_client_tools
@@ -40,6 +41,8 @@ async def react_step(request: Request) -> Response:
     body = check_client_tools(await read_model(request, ReactStepRequest))
     authorize_project(request.scope, body.project_id)
     prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
+    if body.background:
+        return await start_background(request, body, prepared)
     if body.stream:
         return stream_step(prepared, runtime.llm)
     return model_response(await take_step(prepared, runtime.llm), exclude_none=True)
