@@ -27,7 +27,8 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
-    │   └── NameCollision (409, name_collision)
+    │   ├── NameCollision (409, name_collision)
+    │   └── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── Overloaded (503, overloaded)                      with Retry-After
     └── UpstreamError (502, upstream_error)               contract; Retry-After when the provider said
@@ -260,3 +261,9 @@ class StepLost(NotFound):
     """The replica running the step stopped before it finished; the step must be taken again."""
 
     code = "step_lost"
+
+
+class StepRunningElsewhere(Conflict):
+    """A background step can be stopped only by the replica running it."""
+
+    code = "step_running_elsewhere"

@@ -45,6 +45,12 @@ class Resumption:
         self.step_id = found if isinstance(found, str) else self.step_id
         return False
 
+    def abandoned_path(self) -> str | None:
+        """The step to DELETE when the stream is left before its end (None: nothing runs on)."""
+        if self.ended or self.step_id is None:
+            return None
+        return f"{STEPS}{quote(self.step_id, safe='~')}"
+
     def next_call(self) -> Call | None:
         """The call that gets the rest of the events, or None when the stream cannot be resumed."""
         if self.ended or self.step_id is None or self.resumed + 1 >= self.attempts:

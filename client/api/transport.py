@@ -6,6 +6,7 @@ The sync and async transports share everything but the send, the sleep and the s
 `Attempts` decides after each answer or failure whether to wait and send again, or to raise.
 """
 
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
@@ -19,6 +20,7 @@ from reactstep.client.api.resumption import Resumption
 from reactstep.client.api.retries import RetryPolicy, may_retry_answer, may_retry_failure
 
 USER_AGENT = "reactstep-client"
+ABANDON_TIMEOUT_S = 2.0  # a stream left early stops its step, but never holds up the one leaving
 
 
 def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
@@ -88,24 +90,34 @@ class SyncTransport:
         """The call's events, in order, as (name, data); an `error` event raises StreamError. A
         background step's stream that breaks off is resumed (resumption.py)."""
         resumption = Resumption(self.policy.attempts)
-        while True:
-            response = self._open(call, stream=True)
-            failure: httpx.HTTPError | None = None
-            try:
-                for sse in EventSource(response).iter_sse():
-                    if resumption.saw(sse.event, sse.data, sse.id):
-                        yield _named(sse)
-            except SSEError as exc:
-                raise BadResponse(f"the answer is no event stream: {exc}") from exc
-            except httpx.HTTPError as exc:
-                failure = exc
-            finally:
-                response.close()
-            resumed = _resumed(resumption, response, failure)
-            if resumed is None:
-                return
-            time.sleep(self.policy.wait_s(resumption.resumed, None))
-            call = resumed
+        try:
+            while True:
+                response = self._open(call, stream=True)
+                failure: httpx.HTTPError | None = None
+                try:
+                    for sse in EventSource(response).iter_sse():
+                        if resumption.saw(sse.event, sse.data, sse.id):
+                            yield _named(sse)
+                except SSEError as exc:
+                    raise BadResponse(f"the answer is no event stream: {exc}") from exc
+                except httpx.HTTPError as exc:
+                    failure = exc
+                finally:
+                    response.close()
+                resumed = _resumed(resumption, response, failure)
+                if resumed is None:
+                    return
+                time.sleep(self.policy.wait_s(resumption.resumed, None))
+                call = resumed
+        except BaseException:  # closed early, interrupted, failed: a step left running is stopped
+            self._abandon(resumption)
+            raise
+
+    def _abandon(self, resumption: Resumption) -> None:
+        """DELETE the background step a stream left before its end, so its model call stops too."""
+        if (path := resumption.abandoned_path()) is not None:
+            with contextlib.suppress(httpx.HTTPError):  # best effort: the stream's own error is raised
+                self.http.delete(path, timeout=ABANDON_TIMEOUT_S)
 
     def _open(self, call: Call, stream: bool) -> httpx.Response:
         request = build(self.http, call, stream)
@@ -141,24 +153,34 @@ class AsyncTransport:
         import asyncio  # here, not at the top: a program using the sync Client never loads asyncio
 
         resumption = Resumption(self.policy.attempts)
-        while True:
-            response = await self._open(call, stream=True)
-            failure: httpx.HTTPError | None = None
-            try:
-                async for sse in EventSource(response).aiter_sse():
-                    if resumption.saw(sse.event, sse.data, sse.id):
-                        yield _named(sse)
-            except SSEError as exc:
-                raise BadResponse(f"the answer is no event stream: {exc}") from exc
-            except httpx.HTTPError as exc:
-                failure = exc
-            finally:
-                await response.aclose()
-            resumed = _resumed(resumption, response, failure)
-            if resumed is None:
-                return
-            await asyncio.sleep(self.policy.wait_s(resumption.resumed, None))
-            call = resumed
+        try:
+            while True:
+                response = await self._open(call, stream=True)
+                failure: httpx.HTTPError | None = None
+                try:
+                    async for sse in EventSource(response).aiter_sse():
+                        if resumption.saw(sse.event, sse.data, sse.id):
+                            yield _named(sse)
+                except SSEError as exc:
+                    raise BadResponse(f"the answer is no event stream: {exc}") from exc
+                except httpx.HTTPError as exc:
+                    failure = exc
+                finally:
+                    await response.aclose()
+                resumed = _resumed(resumption, response, failure)
+                if resumed is None:
+                    return
+                await asyncio.sleep(self.policy.wait_s(resumption.resumed, None))
+                call = resumed
+        except BaseException:  # closed early, interrupted, cancelled, failed: a step left running is stopped
+            await self._abandon(resumption)
+            raise
+
+    async def _abandon(self, resumption: Resumption) -> None:
+        """DELETE the background step a stream left before its end, so its model call stops too."""
+        if (path := resumption.abandoned_path()) is not None:
+            with contextlib.suppress(httpx.HTTPError):  # best effort: the stream's own error is raised
+                await self.http.delete(path, timeout=ABANDON_TIMEOUT_S)
 
     async def _open(self, call: Call, stream: bool) -> httpx.Response:
         import asyncio  # here, not at the top: a program using the sync Client never loads asyncio

@@ -52,6 +52,7 @@ ROUTES = [
     EXECUTE_ACTION,
     Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
     Route("/api/agent/steps/{step_id}", steps.get_step, methods=["GET"]),
+    Route("/api/agent/steps/{step_id}", steps.delete_step, methods=["DELETE"]),
     Route("/api/agent/steps/{step_id}/events", steps.get_step_events, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
     Route("/api/projects/{project_id}", projects.get_project, methods=["GET"]),

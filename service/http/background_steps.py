@@ -12,6 +12,8 @@
     GET /api/agent/steps/{id}/events      the events after Last-Event-ID: followed live when it
         runs here; from the record when done; running elsewhere: the record is read again every
         POLL_S until it is done (or its replica is lost: an error event step_lost)
+    DELETE /api/agent/steps/{id}          running here: cancelled (its model call closed); the
+        record deleted; running elsewhere: 409 step_running_elsewhere (only its replica can stop it)
 
 A running step lives only in the process running it: the server keeps no other state, and a client
 that leaves (or comes back) changes nothing for it. If that process dies the step is lost: GET
@@ -19,6 +21,7 @@ answers 202 until the record's lost_after passes, then 404 step_lost.
 """
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -29,10 +32,11 @@ from starlette.responses import JSONResponse, Response
 
 from reactstep.contract.errors import ServiceError
 from reactstep.contract.step import ReactStepResponse, StepAccepted
-from reactstep.service.errors import Overloaded, StepLost
+from reactstep.service.errors import Overloaded, StepLost, StepRunningElsewhere
 from reactstep.service.http.step_records import (
     StepId,
     StepRecord,
+    delete_record,
     done_record,
     load_record,
     new_step_id,
@@ -62,6 +66,7 @@ class StepRun:
     events: list[str] = field(default_factory=list)
     answer: tuple[int, dict[str, Any]] | None = None
     done: bool = False
+    task: "asyncio.Task[None] | None" = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def add(self, text: str) -> None:
@@ -97,8 +102,7 @@ class BackgroundSteps:
         self.store = store
         self.results_ttl_s = results_ttl_s
         self.max_running = max_running
-        self.running: dict[str, StepRun] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.running: dict[str, StepRun] = {}  # also what keeps each task referenced while it runs
 
     async def start(
         self,
@@ -119,9 +123,7 @@ class BackgroundSteps:
         await on_worker(save_record, self.store, run.step, run.record)
         self.running[run.step.text] = run
         run.add(event("step", accepted(run.step)).decode())
-        task = asyncio.create_task(self._run(run, prepared, llm))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        run.task = asyncio.create_task(self._run(run, prepared, llm))
         if stream:
             return EventStreamResponse(_encoded(run.follow(-1)), headers=HEADERS)
         location = {"location": STEPS_PATH + run.step.text, "retry-after": str(RETRY_AFTER_S)}
@@ -172,6 +174,22 @@ class BackgroundSteps:
             return
         for index in range(after + 1, len(record.events)):
             yield with_id(index, record.events[index])
+
+    async def cancel(self, step: StepId, owner: str) -> None:
+        """Stop the step if it runs here (its model call closed) and forget it; StepRunningElsewhere
+        when another replica runs it, StepNotFound when there is no such step for this key."""
+        run = self._own_run(step, owner)
+        if run is not None and run.task is not None:
+            run.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await run.task
+        else:
+            record = await on_worker(load_record, self.store, step, owner)
+            if record.state == "running":
+                raise StepRunningElsewhere(
+                    f"step {step.text!r} runs on another replica; it can be stopped only there"
+                )
+        await on_worker(delete_record, self.store, step)
 
     def _own_run(self, step: StepId, owner: str) -> StepRun | None:
         run = self.running.get(step.text)

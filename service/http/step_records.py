@@ -112,3 +112,8 @@ def load_record(store: ObjectStore, step: StepId, owner: str) -> StepRecord:
     if record.state == "running" and now >= record.lost_after:
         raise StepLost(f"step {step.text!r} was lost: the server running it stopped; take the step again")
     return record
+
+
+def delete_record(store: ObjectStore, step: StepId) -> None:
+    """Forget the step (a missing record is fine)."""
+    store.delete_index_file(step.project_id, step.record_name)

@@ -1,5 +1,5 @@
 """Background steps over HTTP (background_steps.py does the work): react_step's `background`,
-GET /api/agent/steps/{step_id} and GET /api/agent/steps/{step_id}/events."""
+GET and DELETE /api/agent/steps/{step_id}, and GET /api/agent/steps/{step_id}/events."""
 
 import re
 
@@ -47,6 +47,12 @@ async def get_step_events(request: Request) -> Response:
     """GET /api/agent/steps/{step_id}/events: the events after Last-Event-ID (all without one)."""
     step = _step(request)
     return await _steps(request).events(step, key_owner(request.scope), _last_event_id(request))
+
+
+async def delete_step(request: Request) -> Response:
+    """DELETE /api/agent/steps/{step_id}: stop the step (when it runs here) and forget it."""
+    await _steps(request).cancel(_step(request), key_owner(request.scope))
+    return Response(status_code=204)
 
 
 def _last_event_id(request: Request) -> int:

@@ -5,7 +5,9 @@ Last-Event-ID, the model asked once (sync and async stream_step, and `run` with 
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,9 @@ REPLY = f"Thought: {THOUGHT}\nFinal Answer: 42"
 class CuttingProxy:
     """Pipes TCP to a server; the first react_step answer is cut just after its first thought event."""
 
-    def __init__(self, target: tuple[str, int]) -> None:
+    def __init__(self, target: tuple[str, int], cuts: bool = True) -> None:
         self.target = target
+        self.cuts = cuts
         self.heads: list[bytes] = []
         self.cut = threading.Event()
         self.sock = socket.create_server(("127.0.0.1", 0))
@@ -56,7 +59,7 @@ class CuttingProxy:
             self.heads.append(head)
             upstream.sendall(head)
             threading.Thread(target=_pump, args=(client, upstream), daemon=True).start()
-            cutting = head.startswith(b"POST /api/agent/react_step") and not self.cut.is_set()
+            cutting = self.cuts and head.startswith(b"POST /api/agent/react_step") and not self.cut.is_set()
             if cutting:
                 self.cut.set()
             answer = b""
@@ -88,18 +91,33 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
 
 
 @pytest.fixture
-def proxy(
+def server(
     tmp_path: Path, llm_server: ScriptedLLMServer, local_store: LocalStore, local_embedder: LocalEmbedder
-) -> Iterator[CuttingProxy]:
+) -> Iterator[tuple[str, int]]:
     settings = Settings(data_dir=tmp_path, llm_model="openai/scripted", llm_api_base=llm_server.base_url)
     app = create_app(settings, store=local_store, embedder=local_embedder)
-    with BackgroundServer(app) as server:
-        host, port = server.url.removeprefix("http://").split(":")
-        cutter = CuttingProxy((host, int(port)))
-        try:
-            yield cutter
-        finally:
-            cutter.close()
+    with BackgroundServer(app) as running:
+        host, port = running.url.removeprefix("http://").split(":")
+        yield host, int(port)
+
+
+@pytest.fixture
+def proxy(server: tuple[str, int]) -> Iterator[CuttingProxy]:
+    cutter = CuttingProxy(server)
+    try:
+        yield cutter
+    finally:
+        cutter.close()
+
+
+@pytest.fixture
+def watcher(server: tuple[str, int]) -> Iterator[CuttingProxy]:
+    """The proxy without its cut: it only records the requests."""
+    recorder = CuttingProxy(server, cuts=False)
+    try:
+        yield recorder
+    finally:
+        recorder.close()
 
 
 def request() -> ReactStepRequest:
@@ -150,4 +168,40 @@ def test_run_with_stream_resumes_a_dropped_step(proxy: CuttingProxy, llm_server:
         result = client.run("what does main return?", project="demo", stream=True, on_thought=thoughts.append)
     assert proxy.cut.is_set()
     assert (result.status, result.answer, "".join(thoughts)) == ("final_answer", "42", THOUGHT)
+    assert chat_requests(llm_server) == 1
+
+
+def leave_sync(url: str) -> Any:
+    with Client(url) as client:
+        events = client.stream_step(request())
+        first = next(events)
+        events.close()  # the caller stops reading: a break out of its loop, or Ctrl-C
+        return first
+
+
+def leave_async(url: str) -> Any:
+    async def main() -> Any:
+        async with AsyncClient(url) as client, aclosing(client.stream_step(request())) as events:
+            async for event in events:
+                return event  # leaves the stream: aclosing closes it at once
+        return None
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("leave", [leave_sync, leave_async], ids=["sync", "async"])
+def test_a_stream_left_early_stops_its_step_and_its_model_call(
+    watcher: CuttingProxy, llm_server: ScriptedLLMServer, leave: Any
+) -> None:
+    llm_server.push(Reply(text=REPLY, chunk_chars=2, chunk_delay_s=0.1))
+    assert isinstance(leave(watcher.url), ThoughtEvent)
+    deadline = time.monotonic() + 5
+    while not llm_server.streams:
+        assert time.monotonic() < deadline, "the model's stream never ended"
+        time.sleep(0.02)
+    assert llm_server.streams[0].outcome == "disconnected"
+    assert llm_server.streams[0].chunks_sent < len(REPLY) // 2  # stopped well before its end
+    first_lines = [head.split(b"\r\n", 1)[0].decode() for head in watcher.heads]
+    assert first_lines[0] == "POST /api/agent/react_step HTTP/1.1"
+    assert first_lines[1].startswith("DELETE /api/agent/steps/demo~") and len(first_lines) == 2
     assert chat_requests(llm_server) == 1

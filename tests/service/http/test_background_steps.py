@@ -30,6 +30,7 @@ PROJECT = "bg"
 THOUGHT = "I know this one without reading any file at all."
 ANSWER = "Forty-two."
 REPLY = f"Thought: {THOUGHT}\nFinal Answer: {ANSWER}"
+TIMEOUT_S = 60  # a replica's first step imports litellm: seconds on a loaded machine
 
 
 @dataclass
@@ -100,7 +101,9 @@ def cluster(s3_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             replica(env | {"REACTSTEP_DATA_DIR": str(tmp_path / "a")}) as a,
             replica(env | {"REACTSTEP_DATA_DIR": str(tmp_path / "b")}) as b,
         ):
-            assert httpx.put(f"{a}/api/projects/{PROJECT}", headers=headers()).status_code in (200, 201)
+            assert httpx.put(
+                f"{a}/api/projects/{PROJECT}", headers=headers(), timeout=TIMEOUT_S
+            ).status_code in (200, 201)
             yield Cluster(llm, [a, b], env, tmp_path)
 
 
@@ -144,8 +147,10 @@ def thought_of(events: list[Event]) -> str:
 def stream_then_drop(url: str, body: dict[str, Any], events: int) -> list[Event]:
     """POST a background stream, read its first `events`, and drop the connection."""
     with (
-        httpx.Client(timeout=30) as http,
-        http.stream("POST", f"{url}/api/agent/react_step", json=body, headers=headers()) as answer,
+        httpx.Client(timeout=TIMEOUT_S) as http,
+        http.stream(
+            "POST", f"{url}/api/agent/react_step", json=body, headers=headers(), timeout=TIMEOUT_S
+        ) as answer,
     ):
         assert answer.status_code == 200
         assert answer.headers["content-type"].startswith("text/event-stream")
@@ -154,7 +159,7 @@ def stream_then_drop(url: str, body: dict[str, Any], events: int) -> list[Event]
 
 def resume(url: str, step_id: str, last_event_id: int) -> list[Event]:
     with (
-        httpx.Client(timeout=30) as http,
+        httpx.Client(timeout=TIMEOUT_S) as http,
         http.stream(
             "GET",
             f"{url}/api/agent/steps/{step_id}/events",
@@ -167,7 +172,9 @@ def resume(url: str, step_id: str, last_event_id: int) -> list[Event]:
 
 def wait_done(url: str, step_id: str, key: str = OWNER_KEY, timeout_s: float = 30) -> httpx.Response:
     deadline = time.monotonic() + timeout_s
-    while (answer := httpx.get(f"{url}/api/agent/steps/{step_id}", headers=headers(key))).status_code == 202:
+    while (
+        answer := httpx.get(f"{url}/api/agent/steps/{step_id}", headers=headers(key), timeout=TIMEOUT_S)
+    ).status_code == 202:
         assert answer.json() == {"step_id": step_id, "status": "running"}
         assert time.monotonic() < deadline, "the step never finished"
         time.sleep(0.1)
@@ -178,14 +185,16 @@ def test_a_step_started_on_one_replica_is_read_on_the_other(cluster: Cluster) ->
     a, b = cluster.urls
     query = "Which replica answers? (background)"
     cluster.llm.push(Reply(text=REPLY, delay_s=1.5))
-    started = httpx.post(f"{a}/api/agent/react_step", json=step_body(user_query=query), headers=headers())
+    started = httpx.post(
+        f"{a}/api/agent/react_step", json=step_body(user_query=query), headers=headers(), timeout=TIMEOUT_S
+    )
     assert started.status_code == 202
     step_id = started.json()["step_id"]
     assert started.json() == {"step_id": step_id, "status": "running"}
     assert started.headers["location"] == f"/api/agent/steps/{step_id}"
     assert step_id.startswith(f"{PROJECT}~") and len(step_id.partition("~")[2]) == 32
 
-    running = httpx.get(f"{b}/api/agent/steps/{step_id}", headers=headers())
+    running = httpx.get(f"{b}/api/agent/steps/{step_id}", headers=headers(), timeout=TIMEOUT_S)
     assert (running.status_code, running.headers["retry-after"]) == (202, "1")
     done = wait_done(b, step_id)
     assert done.status_code == 200
@@ -194,7 +203,10 @@ def test_a_step_started_on_one_replica_is_read_on_the_other(cluster: Cluster) ->
         THOUGHT,
         ANSWER,
     )
-    assert httpx.get(f"{a}/api/agent/steps/{step_id}", headers=headers()).json() == done.json()
+    assert (
+        httpx.get(f"{a}/api/agent/steps/{step_id}", headers=headers(), timeout=TIMEOUT_S).json()
+        == done.json()
+    )
     assert model_calls(cluster.llm, query) == 1
 
 
@@ -245,13 +257,16 @@ def test_a_replica_not_running_the_step_sends_its_events_once_it_ends(cluster: C
 def test_another_keys_step_is_not_found(cluster: Cluster) -> None:
     a, b = cluster.urls
     started = httpx.post(
-        f"{a}/api/agent/react_step", json=step_body(max_iterations_left=0), headers=headers()
+        f"{a}/api/agent/react_step",
+        json=step_body(max_iterations_left=0),
+        headers=headers(),
+        timeout=TIMEOUT_S,
     ).json()
     step_id = started["step_id"]
     assert wait_done(a, step_id).json()["status"] == "max_iterations_reached"
     for url in (a, b):
         for path in (f"/api/agent/steps/{step_id}", f"/api/agent/steps/{step_id}/events"):
-            answer = httpx.get(f"{url}{path}", headers=headers(OTHER_KEY))
+            answer = httpx.get(f"{url}{path}", headers=headers(OTHER_KEY), timeout=TIMEOUT_S)
             assert (answer.status_code, answer.json()["error"]["code"]) == (404, "step_not_found")
 
 
@@ -267,7 +282,7 @@ def test_another_keys_step_is_not_found(cluster: Cluster) -> None:
 def test_bad_step_requests_are_4xx(
     cluster: Cluster, path: str, sent: dict[str, str], status: int, code: str
 ) -> None:
-    answer = httpx.get(f"{cluster.urls[0]}{path}", headers=headers(**sent))
+    answer = httpx.get(f"{cluster.urls[0]}{path}", headers=headers(**sent), timeout=TIMEOUT_S)
     assert (answer.status_code, answer.json()["error"]["code"]) == (status, code)
 
 
@@ -278,11 +293,62 @@ def test_a_step_is_not_found_once_its_answer_expired(cluster: Cluster) -> None:
     }
     with replica(env) as c:
         started = httpx.post(
-            f"{c}/api/agent/react_step", json=step_body(max_iterations_left=0), headers=headers()
+            f"{c}/api/agent/react_step",
+            json=step_body(max_iterations_left=0),
+            headers=headers(),
+            timeout=TIMEOUT_S,
         ).json()
         step_id = started["step_id"]
         assert wait_done(cluster.urls[0], step_id).status_code == 200
         time.sleep(2.2)
         for path in (f"/api/agent/steps/{step_id}", f"/api/agent/steps/{step_id}/events"):
-            answer = httpx.get(f"{cluster.urls[1]}{path}", headers=headers())
+            answer = httpx.get(f"{cluster.urls[1]}{path}", headers=headers(), timeout=TIMEOUT_S)
             assert (answer.status_code, answer.json()["error"]["code"]) == (404, "step_not_found")
+
+
+def test_only_the_replica_running_a_step_stops_it_and_any_replica_forgets_it_once_done(
+    cluster: Cluster,
+) -> None:
+    a, b = cluster.urls
+    query = "Stop me"
+    cluster.llm.push(Reply(text=REPLY, chunk_chars=2, chunk_delay_s=0.1))
+    first = stream_then_drop(a, step_body(user_query=query, stream=True), events=2)
+    step_id = first[0].data["step_id"]
+    elsewhere = httpx.delete(f"{b}/api/agent/steps/{step_id}", headers=headers(), timeout=TIMEOUT_S)
+    assert (elsewhere.status_code, elsewhere.json()["error"]["code"]) == (409, "step_running_elsewhere")
+    assert (
+        httpx.delete(
+            f"{a}/api/agent/steps/{step_id}", headers=headers(OTHER_KEY), timeout=TIMEOUT_S
+        ).status_code
+        == 404
+    )
+    streams_before = len(cluster.llm.streams)
+    assert (
+        httpx.delete(f"{a}/api/agent/steps/{step_id}", headers=headers(), timeout=TIMEOUT_S).status_code
+        == 204
+    )
+    deadline = time.monotonic() + 5
+    while len(cluster.llm.streams) == streams_before:  # the model server notes the stream when it ends
+        assert time.monotonic() < deadline, "the model call went on after the step was stopped"
+        time.sleep(0.02)
+    assert cluster.llm.streams[-1].outcome == "disconnected"
+    for url in (a, b):
+        gone = httpx.get(f"{url}/api/agent/steps/{step_id}", headers=headers(), timeout=TIMEOUT_S)
+        assert (gone.status_code, gone.json()["error"]["code"]) == (404, "step_not_found")
+
+    done = httpx.post(
+        f"{a}/api/agent/react_step",
+        json=step_body(max_iterations_left=0),
+        headers=headers(),
+        timeout=TIMEOUT_S,
+    )
+    done_id = done.json()["step_id"]
+    assert wait_done(b, done_id).status_code == 200
+    assert (
+        httpx.delete(f"{b}/api/agent/steps/{done_id}", headers=headers(), timeout=TIMEOUT_S).status_code
+        == 204
+    )
+    assert (
+        httpx.get(f"{a}/api/agent/steps/{done_id}", headers=headers(), timeout=TIMEOUT_S).status_code == 404
+    )
+    assert model_calls(cluster.llm, query) == 1

@@ -39,6 +39,7 @@ class SlowGateway(ScriptedGateway):
 
 
 def started_app(tmp_path: Path, gateway: ScriptedGateway) -> TestClient:
+    """An app on the store under tmp_path (a second one on the same path: another replica)."""
     settings = Settings(
         data_dir=tmp_path,
         storage_backend="local",
@@ -47,7 +48,8 @@ def started_app(tmp_path: Path, gateway: ScriptedGateway) -> TestClient:
         llm_tool_calling="text",
     )
     store = LocalStore(tmp_path / "objects")
-    store.put("demo", "src/app.py", FILE_TEXT.encode())
+    if store.head("demo", "src/app.py") is None:
+        store.put("demo", "src/app.py", FILE_TEXT.encode())
     return TestClient(create_app(settings, llm=gateway, store=store), raise_server_exceptions=False)
 
 
@@ -136,3 +138,20 @@ def test_a_steps_events_match_the_spec(tmp_path: Path) -> None:
             "event"
         ]
     assert json.loads(parsed[-1]["data"]) == answer
+
+
+def test_stopping_a_step_matches_the_spec(tmp_path: Path) -> None:
+    with (
+        started_app(tmp_path, SlowGateway([FINAL])) as running_it,
+        started_app(tmp_path, ScriptedGateway([])) as other,
+    ):
+        step_id = start(running_it)
+        elsewhere = other.delete(f"/api/agent/steps/{step_id}")
+        stopped = running_it.delete(f"/api/agent/steps/{step_id}")
+        gone = other.get(f"/api/agent/steps/{step_id}")
+    assert elsewhere.status_code == 409
+    pointer = response_pointer(f"/api/agent/steps/{step_id}", "DELETE", 409)
+    assert errors_of(f"{pointer}/content/application~1json/schema", elsewhere.json()) == []
+    assert elsewhere.json()["error"]["code"] in lookup(pointer)["x-error-codes"]
+    assert (stopped.status_code, stopped.content) == (204, b"")
+    assert (gone.status_code, gone.json()["error"]["code"]) == (404, "step_not_found")

@@ -1140,6 +1140,18 @@ CALLS: dict[str, Call] = {
         code="forbidden_project",
     ),
     "step events unknown": Call("GET", f"{NO_STEP}/events", 404, code="step_not_found"),
+    "step deleted unknown": Call("DELETE", NO_STEP, 404, code="step_not_found"),
+    "step deleted without a service key": Call(
+        "DELETE", NO_STEP, 401, settings=WITH_KEYS, code="unauthorized"
+    ),
+    "step deleted of another project": Call(
+        "DELETE",
+        f"/api/agent/steps/secret~{'A' * 32}",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
     "step events without a service key": Call(
         "GET", f"{NO_STEP}/events", 401, settings=WITH_KEYS, code="unauthorized"
     ),
@@ -1207,6 +1219,8 @@ MCP_ONLY = {("/mcp/{project_id}", "post", "202")}
 BACKGROUND_ONLY = {
     *(("/api/agent/steps/{step_id}", "get", status) for status in ("200", "202", "502", "503", "504")),
     ("/api/agent/steps/{step_id}/events", "get", "200"),
+    ("/api/agent/steps/{step_id}", "delete", "204"),
+    ("/api/agent/steps/{step_id}", "delete", "409"),
 }
 
 
