@@ -21,7 +21,6 @@ answers 202 until the record's lost_after passes, then 404 step_lost.
 """
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -67,6 +66,7 @@ class StepRun:
     answer: tuple[int, dict[str, Any]] | None = None
     done: bool = False
     task: "asyncio.Task[None] | None" = None
+    saving: "asyncio.Task[None] | None" = None  # the running record's write
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def add(self, text: str) -> None:
@@ -112,7 +112,7 @@ class BackgroundSteps:
         llm: LLMGateway,
         stream: bool,
     ) -> Response:
-        """Save the running record, start the step, and answer 202 (or its events, when `stream`)."""
+        """Start the step, save its running record, and answer 202 (or its events, when `stream`)."""
         if len(self.running) >= self.max_running:
             raise Overloaded(
                 f"{self.max_running} background steps already run here; try again soon",
@@ -120,12 +120,19 @@ class BackgroundSteps:
             )
         deadline_s = prepared.retry_policy.deadline_s if isinstance(prepared, PreparedStep) else 0.0
         run = StepRun(new_step_id(project_id), running_record(owner, deadline_s))
-        await on_worker(save_record, self.store, run.step, run.record)
         self.running[run.step.text] = run
         run.add(event("step", accepted(run.step)).decode())
+        # The running record is written while the model is already asked: a stream's first event
+        # waits for neither; a 202 waits for the record, so that any replica knows the step at once.
+        run.saving = asyncio.create_task(on_worker(save_record, self.store, run.step, run.record))
         run.task = asyncio.create_task(self._run(run, prepared, llm))
         if stream:
             return EventStreamResponse(_encoded(run.follow(-1)), headers=HEADERS)
+        try:
+            await asyncio.shield(run.saving)
+        except ServiceError:
+            await self._stop(run)  # the store refused it: no step runs that nobody can read
+            raise
         location = {"location": STEPS_PATH + run.step.text, "retry-after": str(RETRY_AFTER_S)}
         return JSONResponse(accepted(run.step), status_code=202, headers=location)
 
@@ -134,14 +141,23 @@ class BackgroundSteps:
             async for chunk in _step_events(prepared, llm):  # it ends with a result or an error event
                 run.add(chunk.decode())
             run.answer = answer_of(run.events[-1])
+            run.finish()  # its followers have every event; this replica answers from memory meanwhile
             status, body = run.answer
             record = done_record(run.record, status, body, run.events, self.results_ttl_s)
+            await _settled(run.saving)  # the done record lands after the running one, never under it
             await on_worker(save_record, self.store, run.step, record)
         except Exception as exc:  # the store refused the record: on other replicas the step is lost
             logger.error("a background step's record was not saved", exc_info=exc)
         finally:
             run.finish()
             self.running.pop(run.step.text, None)
+
+    async def _stop(self, run: StepRun) -> None:
+        """Cancel the step's task and wait until neither it nor its first record write is at work."""
+        if run.task is not None:
+            run.task.cancel()
+            await _settled(run.task)
+        await _settled(run.saving)
 
     async def answer(self, step: StepId, owner: str) -> Response:
         """The step's answer once it has one, else 202 running."""
@@ -179,10 +195,8 @@ class BackgroundSteps:
         """Stop the step if it runs here (its model call closed) and forget it; StepRunningElsewhere
         when another replica runs it, StepNotFound when there is no such step for this key."""
         run = self._own_run(step, owner)
-        if run is not None and run.task is not None:
-            run.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await run.task
+        if run is not None:
+            await self._stop(run)
         else:
             record = await on_worker(load_record, self.store, step, owner)
             if record.state == "running":
@@ -232,6 +246,17 @@ async def _step_events(prepared: PreparedStep | ReactStepResponse, llm: LLMGatew
             yield chunk
     else:
         yield event("result", step_body(prepared))
+
+
+async def _settled(task: "asyncio.Task[None] | None") -> None:
+    """Wait for a task to end, whatever its outcome (its failure is reported where it matters); a
+    cancellation of the waiter itself still goes through."""
+    if task is None:
+        return
+    if not task.done():
+        await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: asyncio does not warn of it
 
 
 async def _encoded(events: AsyncIterator[str]) -> AsyncIterator[bytes]:
