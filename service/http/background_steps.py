@@ -1,10 +1,12 @@
 """Steps that run apart from the connection that asked for them, and the events they send, resumable.
 
     react_step {"background": true}       prepare (a 4xx is still a JSON answer) ─► start:
-        the running record saved ─► the step's events (stream.step_events) gathered by a task of
-        this process ─► 202 {step_id, status: running} with a Location; with "stream": true the
-        answer is instead the step's events as they come, `id: 0` a `step` event naming it
-    the task ends ─► the done record saved (the answer and every event) ─► forgotten here
+        the step's events (stream.step_events) gathered by a task of this process, and beside it
+        the running record written ─► 202 {step_id, status: running} with a Location once the
+        record is in; with "stream": true the answer is instead the step's events as they come,
+        at once, `id: 0` a `step` event naming it
+    the last event ─► followers end; the done record written (the answer and every event, after
+        the running one) ─► forgotten here
 
     GET /api/agent/steps/{id}             running here: 202, or its answer once it has one;
                                           else the record: done ─► its status and body,
