@@ -115,7 +115,7 @@ class BackgroundSteps:
         stream: bool,
     ) -> Response:
         """Start the step, save its running record, and answer 202 (or its events, when `stream`)."""
-        if len(self.running) >= self.max_running:
+        if sum(not run.done for run in self.running.values()) >= self.max_running:
             raise Overloaded(
                 f"{self.max_running} background steps already run here; try again soon",
                 retry_after_s=RETRY_AFTER_S,

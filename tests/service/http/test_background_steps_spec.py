@@ -38,9 +38,10 @@ class SlowGateway(ScriptedGateway):
         return await super().complete(request)
 
 
-def started_app(tmp_path: Path, gateway: ScriptedGateway) -> TestClient:
+def started_app(tmp_path: Path, gateway: ScriptedGateway, **more: Any) -> TestClient:
     """An app on the store under tmp_path (a second one on the same path: another replica)."""
     settings = Settings(
+        **more,
         data_dir=tmp_path,
         storage_backend="local",
         llm_model="openai/gpt-4o-mini",
@@ -155,3 +156,14 @@ def test_stopping_a_step_matches_the_spec(tmp_path: Path) -> None:
     assert elsewhere.json()["error"]["code"] in lookup(pointer)["x-error-codes"]
     assert (stopped.status_code, stopped.content) == (204, b"")
     assert (gone.status_code, gone.json()["error"]["code"]) == (404, "step_not_found")
+
+
+def test_a_replica_runs_as_many_background_steps_as_requests_at_once(tmp_path: Path) -> None:
+    with started_app(tmp_path, SlowGateway([FINAL, FINAL]), max_concurrent_requests=1) as client:
+        step_id = start(client)
+        refused = client.post(REACT, json={**BASE, "background": True})
+        assert finished(client, step_id).status_code == 200
+        again = start(client)  # the first one ended: room again
+        assert finished(client, again).status_code == 200
+    assert (refused.status_code, refused.json()["error"]["code"]) == (503, "overloaded")
+    assert refused.headers["retry-after"] == "1"
