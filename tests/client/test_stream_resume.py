@@ -205,3 +205,31 @@ def test_a_stream_left_early_stops_its_step_and_its_model_call(
     assert first_lines[0] == "POST /api/agent/react_step HTTP/1.1"
     assert first_lines[1].startswith("DELETE /api/agent/steps/demo~") and len(first_lines) == 2
     assert chat_requests(llm_server) == 1
+
+
+def test_a_cancelled_async_run_stops_its_step(watcher: CuttingProxy, llm_server: ScriptedLLMServer) -> None:
+    """What Ctrl-C does to `asyncio.run(...)`: the task is cancelled mid-step, and the step with it."""
+    llm_server.push(Reply(text=REPLY, chunk_chars=2, chunk_delay_s=0.1))
+
+    async def main() -> None:
+        thinking = asyncio.Event()
+        async with AsyncClient(watcher.url) as client:
+            running = asyncio.create_task(
+                client.run(
+                    "what does main return?", project="demo", stream=True, on_thought=lambda _: thinking.set()
+                )
+            )
+            await thinking.wait()
+            running.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await running
+
+    asyncio.run(main())
+    deadline = time.monotonic() + 5
+    while not llm_server.streams:
+        assert time.monotonic() < deadline, "the model's stream never ended"
+        time.sleep(0.02)
+    assert llm_server.streams[0].outcome == "disconnected"
+    first_lines = [head.split(b"\r\n", 1)[0].decode() for head in watcher.heads]
+    assert [line.split(" ")[0] for line in first_lines] == ["POST", "DELETE"]
+    assert chat_requests(llm_server) == 1
