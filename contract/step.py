@@ -232,6 +232,13 @@ class ReactStepRequest(StrictModel):
     """Answer as Server-Sent Events (`text/event-stream`): thought deltas, then one `result` or
     `error` event. See the operation's description.
     """
+    background: bool = False
+    """Run the step apart from this connection (background steps): answered 202 with a
+    `step_id` whose answer GET /api/agent/steps/{step_id} gives, from any replica, for
+    REACTSTEP_STEP_RESULTS_TTL_S. With `stream: true` the answer is the step's events, each with an
+    `id:`; the first, `step`, names the step, and GET /api/agent/steps/{step_id}/events with
+    `Last-Event-ID` sends the rest after a dropped connection, without asking the model again.
+    """
     include_llm_request: bool = False
     """Put the text of what the LLM was asked (`llm_request.rendered`) in the answer, beside its
     hashes: what a recorded trace keeps so that a replay can show a diff.
@@ -414,3 +421,12 @@ class ThoughtEvent(StrictModel):
 
     delta: Annotated[str, StringConstraints(min_length=1)]
     """The next piece of the thought; the pieces, joined, are the thought so far."""
+
+
+class StepAccepted(WireModel):
+    """A background step: the 202 of react_step and of GET /api/agent/steps/{step_id} while it runs,
+    and the data of a background stream's first event (`step`)."""
+
+    step_id: str
+    """Opaque and unguessable; only the service key that started the step may read it."""
+    status: Literal["running"]

@@ -32,7 +32,7 @@ WHEN = {
     400: "a malformed request",
     401: "no valid service key",
     403: "the key, the browser origin or the server's policy (a provider, an api_base) may not do this",
-    404: "no such project, file or version, or no such route",
+    404: "no such project, file, version or step, or no such route",
     405: "a known path asked with a method it does not answer (with Allow)",
     408: "the body came too slowly",
     409: "the project changed in a way the request did not expect, or the run it waited for was stopped",

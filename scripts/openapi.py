@@ -63,6 +63,7 @@ MODELS: list[type[BaseModel]] = [
     prompt_fit.PromptFit,
     step.ReactStepResponse,
     step.ThoughtEvent,
+    step.StepAccepted,
     actions.ExecuteActionRequest,
     actions.ExecuteActionResponse,
     actions.Approval,

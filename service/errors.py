@@ -22,11 +22,14 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     ├── NotFound (404, not_found)                         contract; also an unknown route
     │   ├── FileNotFound (404, file_not_found)
     │   ├── VersionNotFound (404, version_not_found)      tools' VersionNotKept has its code too
+    │   ├── StepNotFound (404, step_not_found)            a background step: unknown, expired, another key's
+    │   ├── StepLost (404, step_lost)                     its replica stopped before it finished
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
     │   ├── NameCollision (409, name_collision)
-    │   └── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
+    │   ├── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
+    │   └── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── Overloaded (503, overloaded)                      with Retry-After
     ├── ClientClosedRequest (499, client_closed_request)  logged and counted only: nobody reads it
@@ -266,3 +269,22 @@ class IndexStopped(Conflict):
     own request, when it waited for it; the index stays consistent, and stale until a run completes it."""
 
     code = "index_stopped"
+
+
+# Background steps (service/http/step_records.py): GET /api/agent/steps/{step_id}[/events].
+class StepNotFound(NotFound):
+    """No step by this id for this key: never started, started by another key, or expired."""
+
+    code = "step_not_found"
+
+
+class StepLost(NotFound):
+    """The replica running the step stopped before it finished; the step must be taken again."""
+
+    code = "step_lost"
+
+
+class StepRunningElsewhere(Conflict):
+    """A background step can be stopped only by the replica running it."""
+
+    code = "step_running_elsewhere"

@@ -184,6 +184,14 @@ class Settings(BaseSettings):
         description="Days a replaced file version stays readable (a path's last 100 always are): how far "
         "back a lost change can be recovered, against the storage it costs.",
     )
+    # Background steps and resumable streams
+    step_results_ttl_s: float = Field(
+        3600.0,
+        gt=0,
+        description="Seconds a finished background step's answer and events stay in the object store, for "
+        "GET /api/agent/steps/{id} and a resumed stream on any replica; then 404. An hour covers a laptop "
+        "that lost its network; each kept step costs its events' bytes.",
+    )
     # Requests: bodies, keys, admission
     max_body_bytes: int = Field(
         16_000_000,

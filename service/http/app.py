@@ -18,9 +18,10 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from reactstep.service.errors import MethodNotAllowed, NotFound, ServiceError, error_response
-from reactstep.service.http import endpoints, projects
+from reactstep.service.http import endpoints, projects, steps
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
+from reactstep.service.http.background_steps import background_steps
 from reactstep.service.http.direct import DirectRoutes
 from reactstep.service.http.disconnects import CancelOnDisconnect
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
@@ -39,8 +40,8 @@ from reactstep.tools.vector_store.store import VectorStore
 
 # What a browser client may send and read (REACTSTEP_CORS_ORIGINS); the key travels in Authorization.
 CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
-CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id")
-CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate")
+CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id", "last-event-id")
+CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate", "location")
 QUEUE_TIMEOUT_S = 10.0  # a queued request waits at most this long for a slot, then 503 overloaded
 OVERLOAD_RETRY_AFTER_S = 1  # a slot frees within a step's first model call; clients come back soon
 READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few slow senders never starve it
@@ -52,6 +53,9 @@ ROUTES = [
     REACT_STEP,
     EXECUTE_ACTION,
     Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
+    Route("/api/agent/steps/{step_id}", steps.get_step, methods=["GET"]),
+    Route("/api/agent/steps/{step_id}", steps.delete_step, methods=["DELETE"]),
+    Route("/api/agent/steps/{step_id}/events", steps.get_step_events, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
     Route("/api/projects/{project_id}", projects.get_project, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.remove_project, methods=["DELETE"]),
@@ -107,6 +111,7 @@ def create_app(
     )
     app.router = MatchedRouter(ROUTES, lifespan=lifespan)
     app.state.runtime = runtime
+    app.state.background_steps = background_steps(runtime)
     app.state.mcp = open_mcp(runtime)
     return app
 

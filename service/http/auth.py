@@ -182,3 +182,10 @@ def _authorization(scope: Scope) -> str | None:
 
 def _unauthorized() -> JSONResponse:
     return error_response(Unauthorized("send a valid service API key as 'Authorization: Bearer <key>'"))
+
+
+def key_owner(scope: Scope) -> str:
+    """Who is calling, as a digest that never reveals the key: what a kept answer is scoped to
+    (dev mode without a key: one owner for every caller)."""
+    token = _bearer_token(_authorization(scope)) or ""
+    return hashlib.sha256(b"reactstep key owner:" + token.encode()).hexdigest()

@@ -23,9 +23,9 @@ from collections.abc import Callable, Collection
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reactstep.service import logs
 from reactstep.service.errors import ClientClosedRequest, error_response
 from reactstep.service.http.admission import BODY
+from reactstep.service.logs import context as logs
 
 logger = logging.getLogger("reactstep.http")
 

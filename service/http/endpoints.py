@@ -21,6 +21,7 @@ from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import parse_model, read_model, received_body
 from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
 from reactstep.service.http.readiness import check_readiness
+from reactstep.service.http.steps import start_background
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.step.call import step_reply
@@ -54,6 +55,8 @@ async def react_step(request: Request) -> Response:
     body = await read_model(request, ReactStepRequest)
     authorize_project(request.scope, body.project_id)
     prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
+    if body.background:
+        return await start_background(request, body, prepared)
     replies = step_reply(prepared, runtime.llm, streamed=body.stream)
     if body.stream:
         plain_answer = isinstance(prepared, PreparedStep) and prepared.context.plain_answer

@@ -146,7 +146,32 @@ const preview = await execute(action.tool_name, action.tool_args);
 if (preview.approval === undefined) throw new Error(`no approval asked: ${preview.observation}`);
 // An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token.
 const written = await execute(action.tool_name, action.tool_args, preview.approval.token);
-const answered = await step([{ thought: proposed.thought, action_details: action, observation: written.observation, is_error: written.is_error }]);
+// The last step in the background, as a plugin on a flaky network asks it: its stream's first event names
+// the step; the connection drops (here: the plugin stops reading); the rest comes from the step's events
+// with Last-Event-ID, and its answer from GET /api/agent/steps/{step_id}, without a second model call.
+const history = [{ thought: proposed.thought, action_details: action, observation: written.observation, is_error: written.is_error }];
+const streamed = await api.POST("/api/agent/react_step", {
+  body: { project_id: project, session_id: "ide-plugin", user_query: question, conversation_history: history, stream: true, background: true },
+  parseAs: "stream",
+});
+if (!streamed.response.ok || streamed.data == null) fail("react_step in the background", streamed);
+const firstEvents = readEvents(/** @type {ReadableStream<Uint8Array>} */ (streamed.data));
+const first = (await firstEvents.next()).value;
+await firstEvents.return(undefined); // the connection drops after the first event
+const stepId = /** @type {schemas["StepAccepted"]} */ (first?.data).step_id;
+const resumed = await api.GET("/api/agent/steps/{step_id}/events", {
+  params: { path: { step_id: stepId }, header: { "Last-Event-ID": "0" } },
+  parseAs: "stream",
+});
+if (!resumed.response.ok || resumed.data == null) fail("the step's events", resumed);
+/** @type {string[]} */
+const resumedEvents = [];
+for await (const { event } of readEvents(/** @type {ReadableStream<Uint8Array>} */ (resumed.data))) {
+  if (resumedEvents.at(-1) !== event) resumedEvents.push(event);
+}
+const kept = await api.GET("/api/agent/steps/{step_id}", { params: { path: { step_id: stepId } } });
+if (kept.response.status !== 200) fail("the step's answer", kept);
+const answered = /** @type {schemas["ReactStepResponse"]} */ (kept.data);
 const after = await api.GET("/api/projects/{project_id}/files/{path}", {
   params: { path: { project_id: project, path: String(action.tool_args.path) } },
   parseAs: "text",
@@ -165,6 +190,7 @@ console.log(
     proposed: { tool_name: action.tool_name, tool_args: action.tool_args, requires_approval: action.requires_approval },
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
     written: written.observation.split("\n")[0],
+    background: [first?.event, resumedEvents],
     answer: [answered.status, answered.final_answer],
     after: after.data,
   }),

@@ -383,6 +383,7 @@ SERVICE_KEY = "rsk_openapi-test-key-0123456789"
 WITH_KEYS = {"api_keys": [key_entry(SERVICE_KEY, "demo,team-*")]}
 BEARER = {"authorization": f"Bearer {SERVICE_KEY}"}
 REQUEST_ID = "conformance-1"  # every call sends it; every answer and error body must repeat it
+NO_STEP = f"/api/agent/steps/demo~{'A' * 32}"  # a well-formed id no step has
 
 PROJECTS = "/api/projects"
 DEMO, FILE, SYNC = f"{PROJECTS}/demo", f"{PROJECTS}/demo/files/src/app.py", f"{PROJECTS}/demo/sync"
@@ -1133,6 +1134,47 @@ CALLS: dict[str, Call] = {
             "checks": {"storage": "unavailable: connection refused", "llm": "unconfigured"},
         },
     ),
+    # Background steps: the answers a second request reads are in test_background_steps_spec.py.
+    "react_step background": Call(
+        "POST", REACT, 202, json=step(background=True, max_iterations_left=0), expect={"status": "running"}
+    ),
+    "step unknown": Call("GET", NO_STEP, 404, code="step_not_found"),
+    "step without a service key": Call("GET", NO_STEP, 401, settings=WITH_KEYS, code="unauthorized"),
+    "step of another project": Call(
+        "GET",
+        f"/api/agent/steps/secret~{'A' * 32}",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
+    "step events unknown": Call("GET", f"{NO_STEP}/events", 404, code="step_not_found"),
+    "step deleted unknown": Call("DELETE", NO_STEP, 404, code="step_not_found"),
+    "step deleted without a service key": Call(
+        "DELETE", NO_STEP, 401, settings=WITH_KEYS, code="unauthorized"
+    ),
+    "step deleted of another project": Call(
+        "DELETE",
+        f"/api/agent/steps/secret~{'A' * 32}",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
+    "step events without a service key": Call(
+        "GET", f"{NO_STEP}/events", 401, settings=WITH_KEYS, code="unauthorized"
+    ),
+    "step events of another project": Call(
+        "GET",
+        f"/api/agent/steps/secret~{'A' * 32}/events",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
+    "step events after a bad Last-Event-ID": Call(
+        "GET", f"{NO_STEP}/events", 400, headers={"last-event-id": "one"}, code="bad_request"
+    ),
     "unknown route": Call(
         "GET",
         "/api/agent/nope",
@@ -1189,6 +1231,14 @@ CANCELLATION = {
     ("/api/projects/{project_id}/index", "delete", "202"),
     ("/api/agent/react_step", "post", "499"),
 }
+# A background step's answers need the step started first: test_background_steps_spec.py starts one and
+# checks each of these against these same response schemas.
+BACKGROUND_ONLY = {
+    *(("/api/agent/steps/{step_id}", "get", status) for status in ("200", "202", "502", "503", "504")),
+    ("/api/agent/steps/{step_id}/events", "get", "200"),
+    ("/api/agent/steps/{step_id}", "delete", "204"),
+    ("/api/agent/steps/{step_id}", "delete", "409"),
+}
 
 
 def test_live_calls_cover_every_route_and_documented_status() -> None:
@@ -1204,7 +1254,13 @@ def test_live_calls_cover_every_route_and_documented_status() -> None:
     # and checks each answer against these same response schemas.
     uncalled = {
         entry
-        for entry in documented - called - EMBEDDING_FAULTS - SLOW_BODIES - MCP_ONLY - CANCELLATION
+        for entry in documented
+        - called
+        - EMBEDDING_FAULTS
+        - SLOW_BODIES
+        - MCP_ONLY
+        - CANCELLATION
+        - BACKGROUND_ONLY
         if entry[2] != "500"
     }
     assert uncalled == {("/openapi.yaml", "get", "200")}  # checked by its own test below
