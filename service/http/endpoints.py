@@ -8,6 +8,7 @@ from starlette.types import Scope
 from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.contract.health import Health, Version
 from reactstep.contract.step import ReactStepRequest
+from reactstep.service.budgets.spending import admit
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import (
     json_response,
@@ -40,9 +41,10 @@ async def react_step(request: Request) -> Response:
     body = check_client_tools(await read_model(request, ReactStepRequest))
     authorize_project(request.scope, body.project_id)
     prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
+    llm = await admit(request.scope, body, prepared, runtime)  # the key's limits: 429 before any LLM call
     if body.stream:
-        return stream_step(prepared, runtime.llm)
-    return model_response(await take_step(prepared, runtime.llm), exclude_none=True)
+        return stream_step(prepared, llm)
+    return model_response(await take_step(prepared, llm), exclude_none=True)
 
 
 async def execute_action(request: Request) -> Response:

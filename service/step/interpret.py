@@ -34,6 +34,7 @@ def finish_step(
     response = interpret(reply, prepared.context)
     response.model = prepared.llm_request.model
     response.usage = reply.usage
+    response.budget = reply.budget
     response.timing = Timing(
         llm_ms=round((finished - llm_started) * 1000, 3),
         total_ms=round((finished - prepared.started) * 1000, 3),
