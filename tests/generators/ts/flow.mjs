@@ -143,6 +143,13 @@ if (preview.approval === undefined) throw new Error(`no approval asked: ${previe
 // An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token.
 const written = await execute(action.tool_name, action.tool_args, preview.approval.token);
 const answered = await step([{ thought: proposed.thought, action_details: action, observation: written.observation, is_error: written.is_error }]);
+// A key whose day is spent (REACTSTEP_SPENT_KEY) is refused before the model is called: 429, Retry-After.
+/** @type {import("openapi-fetch").Client<paths>} */
+const spent = createClient({
+  baseUrl: process.env.REACTSTEP_SERVER,
+  headers: { Authorization: `Bearer ${process.env.REACTSTEP_SPENT_KEY}` },
+});
+const refused = await spent.POST("/api/agent/react_step", { body: { project_id: project, session_id: "ide-plugin", user_query: question } });
 const after = await api.GET("/api/projects/{project_id}/files/{path}", {
   params: { path: { project_id: project, path: String(action.tool_args.path) } },
   parseAs: "text",
@@ -161,6 +168,8 @@ console.log(
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
     written: written.observation.split("\n")[0],
     answer: [answered.status, answered.final_answer],
+    budget: { priced: answered.budget?.priced, counted: typeof answered.budget?.tokens_left === "number" },
+    over_budget: [refused.response.status, refused.error?.error.code, refused.response.headers.has("retry-after")],
     after: after.data,
   }),
 );

@@ -47,6 +47,7 @@ KEYS = {
     "unpriced": (make_key("unpriced"), "tokens_per_day=100000,usd_per_day=0.000001"),
     "stream": (make_key("stream"), "tokens_per_day=1500"),
     "lent": (make_key("lent"), "tokens_per_day=1"),  # no step fits in it
+    "cancel": (make_key("cancel"), "tokens_per_day=2000"),  # one step's most, not two
     "free": (make_key("free"), ""),
 }
 
@@ -157,6 +158,27 @@ def test_a_streamed_step_at_its_budget_is_refused_with_json_and_a_streamed_one_r
     assert (refused.status_code, refused.headers["content-type"]) == (429, "application/json")
     assert refused.json()["error"]["code"] == "budget_exhausted"
     assert len(llm.requests) == calls
+
+
+def test_a_stream_the_client_closes_counts_its_most(server: str, llm: ScriptedLLMServer) -> None:
+    """The provider may bill a call the client walked away from: it is counted at the step's most."""
+    key = KEYS["cancel"][0]
+    llm.push(Reply(text="Thought: " + "slowly " * 40 + "\nFinal Answer: 42", chunk_delay_s=0.1))
+    body = {"project_id": "demo", "session_id": "budget", "user_query": "what is the answer?", "stream": True}
+    body["llm_config"] = {"model": PRICED, "max_tokens": MAX_TOKENS}
+    with httpx.stream(
+        "POST", f"{server}/api/agent/react_step", json=body, headers=auth(key), timeout=60
+    ) as answer:
+        for line in answer.iter_lines():
+            if line.startswith("event: thought"):
+                break  # the client leaves while the model is still writing
+    deadline = time.monotonic() + 10
+    while (refused := step(server, key)).json()["error"]["details"]["held"]:  # it settles once closed
+        assert time.monotonic() < deadline, refused.text
+        time.sleep(0.2)
+    assert refused.status_code == 429
+    details = refused.json()["error"]["details"]
+    assert details["spent"] == details["step_most"]  # the same prompt: the closed step's most was counted
 
 
 def test_requests_per_minute(server: str, llm: ScriptedLLMServer) -> None:
