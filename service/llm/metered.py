@@ -61,10 +61,10 @@ class MeteredGateway:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cached_tokens=usage.cached_tokens,
-            cost_usd=cost,
         )
-        if cost is None:
+        if cost is None:  # a model without a price: no cost_usd, in the answer or the log line
             return reply
+        logs.note(cost_usd=round(cost, 8))
         return replace(reply, usage=usage.model_copy(update={"cost_usd": round(cost, 8)}))
 
     def _attempt(self, request: LLMRequest, provider: str, outcome: str, started: float) -> None:
