@@ -13,6 +13,7 @@ and prints each median and A - B: the latency a budget adds to a step, and the b
 
 import argparse
 import hashlib
+import logging
 import sys
 import tempfile
 import time
@@ -70,6 +71,7 @@ def main() -> None:
     args = parser.parse_args()
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
     s3 = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     s3.start()
     host, port = s3.get_host_and_port()
@@ -102,7 +104,7 @@ def main() -> None:
                 print(f"  a budget adds {added:.2f} ms to a step's median")
             day = next(Path(data).rglob("_budgets/*.json"), None)
             if day is not None:
-                print(f"the key's day object: {day.stat().st_size} bytes")
+                print(f"the key's day object, no step in flight: {day.stat().st_size} bytes")
     finally:
         s3.stop()
 
