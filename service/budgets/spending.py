@@ -7,7 +7,8 @@ admit: no limits on the caller's key, a step that calls no model, or a lent LLM 
        in the ledger, or 429 budget_exhausted / rate_limited (Retry-After, the limit named) before
        the model is called ─► a BudgetedGateway
 BudgetedGateway: the reply ─► the hold settled at what the provider reported ─► the reply, with what
-       the key has left (LLMReply.budget; the step's answer carries it as `budget`)
+       the key has left (LLMReply.budget; the step's answer carries it as `budget`); a store that
+       fails then: the reply without budget, logged (the hold lapses; the next step's hold fails)
        a call cancelled or a stream closed after it began ─► settled at the hold (the provider may
        bill it all), on a worker thread the cancellation does not stop
        a failed attempt ─► nothing (a retry follows, or the hold lapses at its deadline)
@@ -25,8 +26,10 @@ from starlette.types import Scope
 from reactstep.contract.step import ReactStepRequest, ReactStepResponse
 from reactstep.service.budgets.ledger import Estimate, Ledger, budget_left
 from reactstep.service.budgets.limits import KeyLimits
+from reactstep.service.errors import ServiceError
 from reactstep.service.llm.gateway import cost_usd, count_tokens
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
+from reactstep.service.logs import log_event
 from reactstep.service.runtime import Runtime
 from reactstep.service.step.prepare import PreparedStep
 from reactstep.service.worker_threads import on_worker
@@ -73,7 +76,11 @@ class Held:
         usage = reply.usage
         tokens = max(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens)
         key = self.limits.key_id
-        counts = await on_worker(self.ledger.settle, key, self.day, self.step_id, tokens, usage.cost_usd)
+        try:
+            counts = await on_worker(self.ledger.settle, key, self.day, self.step_id, tokens, usage.cost_usd)
+        except ServiceError as error:  # the answer is paid for: it is not lost to the count's store
+            log_event(logger, logging.WARNING, "spending not recorded", reason=error.code)
+            return reply
         return replace(reply, budget=budget_left(counts, self.limits, usage.cost_usd is not None))
 
     def settle_at_most(self) -> None:
@@ -123,4 +130,4 @@ class BudgetedGateway:
 
 def _log_failure(settling: "asyncio.Future[Any]") -> None:
     if not settling.cancelled() and (error := settling.exception()) is not None:
-        logger.warning("a cancelled step's spending was not recorded; its hold lapses", exc_info=error)
+        log_event(logger, logging.WARNING, "spending not recorded", reason=type(error).__name__)
