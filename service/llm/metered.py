@@ -64,6 +64,7 @@ class MeteredGateway:
         )
         if cost is None:  # a model without a price: no cost_usd, in the answer or the log line
             return reply
+        self.metrics.llm_cost(provider, cost)
         logs.note(cost_usd=round(cost, 8))
         return replace(reply, usage=usage.model_copy(update={"cost_usd": round(cost, 8)}))
 
