@@ -39,6 +39,7 @@ WHEN = {
     412: "an If-Match / If-None-Match header no longer holds; nothing was changed",
     413: "the body is too large",
     422: "the request is readable but not valid (the message names the field)",
+    429: "the service key is at one of its limits (with Retry-After; the details name the limit)",
     499: "never received: the client left and its step was cancelled (the server's log and metrics say so)",
     500: "a failure of the server itself",
     502: "a back-end answered wrongly",

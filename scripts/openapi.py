@@ -57,6 +57,7 @@ MODELS: list[type[BaseModel]] = [
     step.ClientTool,
     step.ActionDetails,
     step.Usage,
+    step.KeyBudget,
     step.Timing,
     step.LLMRequestSeen,
     prompt_fit.PromptFitPin,

@@ -44,6 +44,11 @@ def add_commands(commands: Commands) -> None:
     hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
     hash_key.add_argument("--projects", default="*", help="comma-separated project globs (default: *)")
     hash_key.add_argument("--stdin", action="store_true", help="hash a key read from stdin, not a new one")
+    hash_key.add_argument("--tokens-per-day", type=int, help="the key's limit of tokens per UTC day")
+    hash_key.add_argument("--usd-per-day", type=float, help="the key's limit of US dollars per UTC day")
+    hash_key.add_argument(
+        "--requests-per-minute", type=int, help="the key's limit of react_step calls per minute"
+    )
     hash_key.set_defaults(run=_hash_key)
 
 
@@ -198,11 +203,13 @@ def end_by_sigint() -> None:
 
 
 def _hash_key(args: argparse.Namespace) -> int:
+    from reactstep.service.budgets.limits import KeyLimits
     from reactstep.service.http.auth import key_entry, new_key
 
     key = sys.stdin.readline().strip() if args.stdin else new_key()
+    limits = KeyLimits("", args.tokens_per_day, args.usd_per_day, args.requests_per_minute).text()
     try:
-        entry = key_entry(key, args.projects)
+        entry = key_entry(key, args.projects, limits)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

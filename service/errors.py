@@ -31,6 +31,9 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   ├── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
     │   └── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
+    ├── OverLimit (429)                                   a service key's limit; with Retry-After
+    │   ├── BudgetExhausted (429, budget_exhausted)       tokens or dollars per day
+    │   └── RateLimited (429, rate_limited)               requests per minute
     ├── Overloaded (503, overloaded)                      with Retry-After
     ├── ClientClosedRequest (499, client_closed_request)  logged and counted only: nobody reads it
     └── UpstreamError (502, upstream_error)               contract; Retry-After when the provider said
@@ -216,6 +219,26 @@ class PreconditionFailed(ServiceError):
     def headers(self) -> dict[str, str]:
         """The file's current ETag, so a client need not parse the message to find it."""
         return {} if self.etag is None else {"etag": f'"{self.etag}"'}
+
+
+class OverLimit(ServiceError):
+    """A step the caller's service key may not take now, refused before the model is called; the
+    details name the limit (`limit`, `value`) and the Retry-After header says when to come back."""
+
+    status = 429
+    code = "over_limit"
+
+    def __init__(self, message: str, *, retry_after_s: float, details: dict[str, Any]) -> None:
+        super().__init__(message, details=details)
+        self.retry_after_s = retry_after_s
+
+
+class BudgetExhausted(OverLimit):
+    code = "budget_exhausted"
+
+
+class RateLimited(OverLimit):
+    code = "rate_limited"
 
 
 class LLMAuthFailed(UpstreamError):

@@ -6,6 +6,7 @@ test run builds never collide, and a process serves exactly its own counts.
     reactstep_llm_call_duration_seconds{provider, outcome}          one per attempt; outcome: ok or a code
     reactstep_llm_retries_total{provider}                           attempts after the first
     reactstep_llm_tokens_total{provider, kind}                      prompt, completion, cached
+    reactstep_llm_cost_usd_total{provider}                          priced replies, at litellm's prices
     reactstep_tool_duration_seconds{tool}                           histogram; "unknown" for unknown names
     reactstep_tool_errors_total{tool}                               observations with is_error true
     reactstep_admission_active, reactstep_admission_waiting         read when scraped
@@ -63,6 +64,12 @@ class Metrics:
         )
         self._llm_tokens = Counter(
             "reactstep_llm_tokens", "Tokens the provider reported.", ("provider", "kind"), registry=registry
+        )
+        self._llm_cost = Counter(
+            "reactstep_llm_cost_usd",
+            "US dollars the replies of models with a price cost, at litellm's prices.",
+            ("provider",),
+            registry=registry,
         )
         self._tool_seconds = Histogram(
             "reactstep_tool_duration_seconds",
@@ -131,6 +138,10 @@ class Metrics:
                 self._child(("tokens", provider, kind), partial(self._llm_tokens.labels, provider, kind)).inc(
                     count
                 )
+
+    def llm_cost(self, provider: str, usd: float) -> None:
+        """What one priced reply cost."""
+        self._child(("cost", provider), partial(self._llm_cost.labels, provider)).inc(usd)
 
     def tool_call(self, tool: str, seconds: float, is_error: bool) -> None:
         """One execute_action tool run."""

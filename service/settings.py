@@ -201,8 +201,9 @@ class Settings(BaseSettings):
     )
     api_keys: list[str] = Field(
         default_factory=list,
-        description="Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...]` (`*` is every "
-        "project; `reactstep hash-key` makes one); none configured is dev mode, served on loopback only.",
+        description="Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...][:<limits>]` "
+        "(`*` is every project; limits: docs/budgets.md; `reactstep hash-key` makes one); none configured "
+        "is dev mode, served on loopback only.",
     )
     max_concurrent_requests: int = Field(
         64,

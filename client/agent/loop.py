@@ -91,6 +91,7 @@ class RunResult:
     answer: str | None
     steps: int
     history: list[dict[str, Any]] = field(default_factory=list)
+    cost_usd: float | None = None  # the steps' usage.cost_usd summed (runs.py); None: no step was priced
 
 
 def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:

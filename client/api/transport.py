@@ -61,11 +61,14 @@ class Attempts:
         if response.status_code < 400:
             return None
         error = error_of(response)
-        if self.made >= self.policy.attempts or not may_retry_answer(
-            self.call.safety, response.status_code, error.code
+        retry_after = response.headers.get("retry-after")
+        if (
+            self.made >= self.policy.attempts
+            or not may_retry_answer(self.call.safety, response.status_code, error.code)
+            or (response.status_code == 429 and self.policy.waits_too_long(retry_after))
         ):
             raise error
-        return self.policy.wait_s(self.made, response.headers.get("retry-after"))
+        return self.policy.wait_s(self.made, retry_after)
 
     def after_failure(self, request: httpx.Request, exc: httpx.HTTPError) -> float:
         """The seconds to wait before sending again after a transport failure; ConnectionFailed if not."""

@@ -17,6 +17,7 @@ from starlette.types import Scope
 from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.contract.health import Health, Version
 from reactstep.contract.step import ReactStepRequest, ReactStepResponse
+from reactstep.service.budgets.spending import admit
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import parse_model, read_model, received_body
 from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
@@ -55,9 +56,10 @@ async def react_step(request: Request) -> Response:
     body = await read_model(request, ReactStepRequest)
     authorize_project(request.scope, body.project_id)
     prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
+    llm = await admit(request.scope, body, prepared, runtime)  # the key's limits: 429 before any LLM call
     if body.background:
-        return await start_background(request, body, prepared)
-    replies = step_reply(prepared, runtime.llm, streamed=body.stream)
+        return await start_background(request, body, prepared, llm)
+    replies = step_reply(prepared, llm, streamed=body.stream)
     if body.stream:
         plain_answer = isinstance(prepared, PreparedStep) and prepared.context.plain_answer
         return EventStreamResponse(step_events(replies, plain_answer), headers=HEADERS)

@@ -11,7 +11,7 @@ from reactstep.service.errors import BadRequest
 from reactstep.service.http.auth import authorize_project, key_owner
 from reactstep.service.http.background_steps import BackgroundSteps
 from reactstep.service.http.step_records import StepId, parse_step_id
-from reactstep.service.runtime import Runtime
+from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.step.prepare import PreparedStep
 
 EVENT_ID = re.compile(r"[0-9]{1,9}")
@@ -30,12 +30,12 @@ def _step(request: Request) -> StepId:
 
 
 async def start_background(
-    request: Request, body: ReactStepRequest, prepared: PreparedStep | ReactStepResponse
+    request: Request, body: ReactStepRequest, prepared: PreparedStep | ReactStepResponse, llm: LLMGateway
 ) -> Response:
-    """react_step with `background: true`: 202 with the step's id, or its events when it streams."""
-    runtime: Runtime = request.app.state.runtime
+    """react_step with `background: true`: 202 with the step's id, or its events when it streams; `llm`
+    is the gateway the key's budget admitted (budgets/spending.py)."""
     owner = key_owner(request.scope)
-    return await _steps(request).start(owner, body.project_id, prepared, runtime.llm, body.stream)
+    return await _steps(request).start(owner, body.project_id, prepared, llm, body.stream)
 
 
 async def get_step(request: Request) -> Response:

@@ -4,7 +4,7 @@ complete(request) -> LLMReply                      one chat completion
 stream(request)   -> text deltas ..., LLMReply     the same answer, as it arrives
 a provider that rejects the stop sequences is asked again without them (stop_dropped)
 model facts (litellm's offline tables): model_facts (provider, native tools, context window, asked
-    once per model name), provider_of, count_tokens, missing_provider_keys
+    once per model name), provider_of, count_tokens, cost_usd (its prices), missing_provider_keys
 """
 
 import asyncio
@@ -284,6 +284,32 @@ def provider_of(model: str) -> str | None:
         return str(_import_litellm().get_llm_provider(model)[1])
     except Exception:  # litellm raises for a name it cannot route
         return None
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
+    """What these tokens cost in US dollars at litellm's prices for the model (cached prompt tokens at
+    its cache-read price, when it has one); None when its table has no price for the model."""
+    prices = token_prices(model)
+    if prices is None:
+        return None
+    prompt, cached, completion = prices
+    cached_tokens = min(cached_tokens, prompt_tokens)
+    return (prompt_tokens - cached_tokens) * prompt + cached_tokens * cached + completion_tokens * completion
+
+
+@lru_cache(maxsize=MODEL_FACTS_CACHED)
+def token_prices(model: str) -> tuple[float, float, float] | None:
+    """The model's price in USD of one prompt token, one cached prompt token and one completion token,
+    from litellm's offline table; None when it has no price for the model."""
+    try:
+        info = _import_litellm().get_model_info(model)
+    except Exception:  # litellm raises for any model missing from its table
+        return None
+    prompt, completion = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if prompt is None or completion is None:
+        return None
+    cached = info.get("cache_read_input_token_cost")
+    return float(prompt), float(prompt if cached is None else cached), float(completion)
 
 
 def missing_provider_keys(model: str) -> list[str]:

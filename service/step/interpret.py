@@ -31,6 +31,7 @@ def finish_step(
     response = interpret(reply, read, prepared.context)
     response.model = prepared.llm_request.model
     response.usage = reply.usage
+    response.budget = reply.budget
     response.timing = timing
     notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
     response.notes = notes or None

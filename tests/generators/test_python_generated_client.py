@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, WORKSPACE
+from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, SPENT_KEY, WORKSPACE
 
 PACKAGE = "reactstep_generated_client"
 GENERATOR = str(Path(sys.executable).parent / "openapi-python-client")
@@ -209,3 +209,9 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
     answered = step([done])
     assert (answered.status, answered.final_answer) == ("final_answer", "shout() now ends with '!'.")
     assert get_file.sync(project, edit["path"], client=client).payload.read() == EDITED
+    assert answered.budget.priced is False and isinstance(answered.budget.tokens_left, int)
+    spent = clients.AuthenticatedClient(base_url=server_url, token=SPENT_KEY, raise_on_unexpected_status=True)
+    body = models.ReactStepRequest(project_id=project, session_id="generated", user_query=QUERY)
+    refused = react_step.sync_detailed(client=spent, body=body)  # a declared answer, parsed
+    assert (refused.status_code, refused.parsed.error.code) == (429, "budget_exhausted")
+    assert int(refused.headers["retry-after"]) > 0

@@ -172,6 +172,13 @@ for await (const { event } of readEvents(/** @type {ReadableStream<Uint8Array>} 
 const kept = await api.GET("/api/agent/steps/{step_id}", { params: { path: { step_id: stepId } } });
 if (kept.response.status !== 200) fail("the step's answer", kept);
 const answered = /** @type {schemas["ReactStepResponse"]} */ (kept.data);
+// A key whose day is spent (REACTSTEP_SPENT_KEY) is refused before the model is called: 429, Retry-After.
+/** @type {import("openapi-fetch").Client<paths>} */
+const spent = createClient({
+  baseUrl: process.env.REACTSTEP_SERVER,
+  headers: { Authorization: `Bearer ${process.env.REACTSTEP_SPENT_KEY}` },
+});
+const refused = await spent.POST("/api/agent/react_step", { body: { project_id: project, session_id: "ide-plugin", user_query: question } });
 const after = await api.GET("/api/projects/{project_id}/files/{path}", {
   params: { path: { project_id: project, path: String(action.tool_args.path) } },
   parseAs: "text",
@@ -192,6 +199,8 @@ console.log(
     written: written.observation.split("\n")[0],
     background: [first?.event, resumedEvents],
     answer: [answered.status, answered.final_answer],
+    budget: { priced: answered.budget?.priced, counted: typeof answered.budget?.tokens_left === "number" },
+    over_budget: [refused.response.status, refused.error?.error.code, refused.response.headers.has("retry-after")],
     after: after.data,
   }),
 );

@@ -578,6 +578,7 @@ CALLS: dict[str, Call] = {
                 "total_tokens": 99,
                 "cached_tokens": 64,
                 "estimated": False,
+                "cost_usd": 1.41e-05,  # 26 and 64 cached prompt tokens, 9 completion ones: gpt-4o-mini
             },
         },
         llm_calls=1,
@@ -728,6 +729,17 @@ CALLS: dict[str, Call] = {
         request_valid=True,
         expect={"status": "action_proposed"},
         llm_calls=1,
+    ),
+    "react_step over the key's budget": Call(
+        "POST",
+        REACT,
+        429,
+        json=step(),
+        script=(READ_APP,),
+        settings={"api_keys": [key_entry(SERVICE_KEY, "demo", "tokens_per_day=10")]},
+        headers=BEARER,
+        code="budget_exhausted",
+        llm_calls=0,
     ),
     "react_step without a service key": Call(
         "POST", REACT, 401, json=step(), settings=WITH_KEYS, code="unauthorized", llm_calls=0
