@@ -1,8 +1,8 @@
-"""The step path's one entry into budgets: react_step hands its prepared step to `admit` before any
-model call, and runs the step on the gateway it gets back.
+"""The step's one entry into budgets: prepare (step/prepare.py, on its worker thread) asks `held_gateway`
+for the gateway the step runs on, once the prompt is made.
 
-admit: no limits on the caller's key, a step that calls no model, or a lent LLM key (the caller's own
-       money) ─► the runtime's gateway, unchanged
+held_gateway: no limits on the caller's key, or a lent LLM key (the caller's own money) ─► None (the
+       runtime's gateway, unchanged)
        else ─► the step's most (its prompt as the server counts it + max_tokens; their price) held
        in the ledger, or 429 budget_exhausted / rate_limited (Retry-After, the limit named) before
        the model is called ─► a BudgetedGateway
@@ -21,40 +21,32 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-from starlette.types import Scope
-
-from reactstep.contract.step import ReactStepRequest, ReactStepResponse
 from reactstep.service.budgets.ledger import Estimate, Ledger, budget_left
 from reactstep.service.budgets.limits import KeyLimits
 from reactstep.service.errors import ServiceError
 from reactstep.service.llm.gateway import cost_usd, count_tokens
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
 from reactstep.service.logs.writing import log_event
-from reactstep.service.runtime import Runtime
-from reactstep.service.step.prepare import PreparedStep
 from reactstep.service.worker_threads import on_worker
+from reactstep.tools.store.objects import ObjectStore
 
 logger = logging.getLogger("reactstep")
 HOLD_MARGIN_S = 30.0  # a hold outlives its step's LLM deadline by this much (the answer's way back)
 
 
-async def admit(
-    scope: Scope, body: ReactStepRequest, prepared: PreparedStep | ReactStepResponse, runtime: Runtime
-) -> LLMGateway:
-    """The gateway the step runs on: the runtime's, or one that records what the step spends on the
-    caller's key, once the key's limits allowed the step (else BudgetExhausted or RateLimited)."""
-    limits = scope.get("state", {}).get("key_limits")
-    if not isinstance(limits, KeyLimits) or not isinstance(prepared, PreparedStep):
-        return runtime.llm
-    if body.user_api_keys.llmKey is not None:
-        return runtime.llm
-    request = prepared.llm_request
-    most = await on_worker(step_most, request)
+def held_gateway(
+    store: ObjectStore, llm: LLMGateway, limits: KeyLimits | None, request: LLMRequest, deadline_s: float
+) -> "BudgetedGateway | None":
+    """The gateway that records what the step spends on the caller's key, once the key's limits
+    allowed the step (else BudgetExhausted or RateLimited); None when no limits apply. Blocking: the
+    ledger is read and written in the store (prepare runs it on its worker thread)."""
+    if limits is None:
+        return None
+    most = step_most(request)
     step_id = secrets.token_hex(8)
-    hold_s = prepared.retry_policy.deadline_s + HOLD_MARGIN_S
-    ledger = Ledger(runtime.store)
-    _, day = await on_worker(ledger.hold, limits, step_id, most, hold_s)
-    return BudgetedGateway(runtime.llm, Held(ledger, limits, step_id, day, most))
+    ledger = Ledger(store)
+    _, day = ledger.hold(limits, step_id, most, deadline_s + HOLD_MARGIN_S)
+    return BudgetedGateway(llm, Held(ledger, limits, step_id, day, most))
 
 
 def step_most(request: LLMRequest) -> Estimate:

@@ -125,6 +125,7 @@ class AuthMiddleware:
             return
         state = scope.setdefault("state", {})
         state["grant"] = entry.grant
+        state["owner"] = key_owner(scope)
         if entry.limits is not None:
             state["key_limits"] = entry.limits
         await self.app(scope, receive, send)

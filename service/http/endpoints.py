@@ -17,12 +17,10 @@ from starlette.types import Scope
 from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.contract.health import Health, Version
 from reactstep.contract.step import ReactStepRequest, ReactStepResponse
-from reactstep.service.budgets.spending import admit
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import parse_model, read_model, received_body
 from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
 from reactstep.service.http.readiness import check_readiness
-from reactstep.service.http.steps import start_background
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
 from reactstep.service.step.call import step_reply
@@ -55,11 +53,15 @@ async def react_step(request: Request) -> Response:
     runtime = _runtime(request)
     body = await read_model(request, ReactStepRequest)
     authorize_project(request.scope, body.project_id)
-    prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
-    llm = await admit(request.scope, body, prepared, runtime)  # the key's limits: 429 before any LLM call
-    if body.background:
-        return await start_background(request, body, prepared, llm)
-    replies = step_reply(prepared, llm, streamed=body.stream)
+    prepared = await prepare(
+        body, runtime, request.scope["state"].get("key_limits")
+    )  # every 4xx and 429 first
+    if body.background:  # background_steps.py: 202 with the step's id, or its resumable events
+        state = request.scope["state"]
+        return await request.app.state.background_steps.start(  # type: ignore[no-any-return]
+            state["owner"], body.project_id, prepared, runtime.llm, body.stream
+        )
+    replies = step_reply(prepared, runtime.llm, streamed=body.stream)
     if body.stream:
         plain_answer = isinstance(prepared, PreparedStep) and prepared.context.plain_answer
         return EventStreamResponse(step_events(replies, plain_answer), headers=HEADERS)

@@ -6,13 +6,10 @@ import re
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reactstep.contract.step import ReactStepRequest, ReactStepResponse
 from reactstep.service.errors import BadRequest
-from reactstep.service.http.auth import authorize_project, key_owner
+from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.background_steps import BackgroundSteps
 from reactstep.service.http.step_records import StepId, parse_step_id
-from reactstep.service.llm.protocol import LLMGateway
-from reactstep.service.step.prepare import PreparedStep
 
 EVENT_ID = re.compile(r"[0-9]{1,9}")
 
@@ -22,6 +19,12 @@ def _steps(request: Request) -> BackgroundSteps:
     return steps
 
 
+def _owner(request: Request) -> str:
+    """Who is calling, as auth.key_owner put it in the request's state: what a step is scoped to."""
+    owner: str = request.scope["state"]["owner"]
+    return owner
+
+
 def _step(request: Request) -> StepId:
     """The step the URL names, if the key may use its project."""
     step = parse_step_id(request.path_params["step_id"])
@@ -29,29 +32,20 @@ def _step(request: Request) -> StepId:
     return step
 
 
-async def start_background(
-    request: Request, body: ReactStepRequest, prepared: PreparedStep | ReactStepResponse, llm: LLMGateway
-) -> Response:
-    """react_step with `background: true`: 202 with the step's id, or its events when it streams; `llm`
-    is the gateway the key's budget admitted (budgets/spending.py)."""
-    owner = key_owner(request.scope)
-    return await _steps(request).start(owner, body.project_id, prepared, llm, body.stream)
-
-
 async def get_step(request: Request) -> Response:
     """GET /api/agent/steps/{step_id}: the step's answer, or 202 while it runs."""
-    return await _steps(request).answer(_step(request), key_owner(request.scope))
+    return await _steps(request).answer(_step(request), _owner(request))
 
 
 async def get_step_events(request: Request) -> Response:
     """GET /api/agent/steps/{step_id}/events: the events after Last-Event-ID (all without one)."""
     step = _step(request)
-    return await _steps(request).events(step, key_owner(request.scope), _last_event_id(request))
+    return await _steps(request).events(step, _owner(request), _last_event_id(request))
 
 
 async def delete_step(request: Request) -> Response:
     """DELETE /api/agent/steps/{step_id}: stop the step (when it runs here) and forget it."""
-    await _steps(request).cancel(_step(request), key_owner(request.scope))
+    await _steps(request).cancel(_step(request), _owner(request))
     return Response(status_code=204)
 
 

@@ -66,10 +66,12 @@ async def step_reply(
     """The reply's text deltas as the model writes them (when `streamed`), then the step's response
     (alone when prepare answered without a call).
 
-    Closing it early closes the upstream stream, and so the connection to the provider."""
+    Closing it early closes the upstream stream, and so the connection to the provider. A step held
+    against its key's budget runs on the gateway that settles the hold (prepared.gateway)."""
     if isinstance(prepared, ReactStepResponse):
         yield prepared
         return
+    llm = prepared.gateway or llm
     attempts = Attempts(prepared.retry_policy, prepared.retry_seed)
     llm_started = time.perf_counter()
     upstream: AsyncIterator[str | LLMReply] | None = None
