@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from reactstep.client.traces.scripted_llm import Reply, ScriptedLLMServer, StreamRecord
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer
-from reactstep.service.logs import JsonFormatter
+from reactstep.service.logs.lines import JsonFormatter
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from tests.service.step.test_react_step import step_body
