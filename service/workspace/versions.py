@@ -18,7 +18,7 @@ from reactstep.tools.errors import VersionNotKept, WriteBusy
 from reactstep.tools.projects.blobs import read_blob
 from reactstep.tools.projects.gc import collect_garbage
 from reactstep.tools.projects.versioned import sha256_at
-from reactstep.tools.store.objects import file_path
+from reactstep.tools.store.paths import ProjectPath, file_path
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
     return VersionBody(data, hashlib.md5(data).hexdigest(), digest)
 
 
-def base_sha256(project_id: str, path: str, version: int, runtime: Runtime) -> str | None:
+def base_sha256(project_id: str, path: ProjectPath, version: int, runtime: Runtime) -> str | None:
     """The sha256 of the clean `path` at `version`; None when absent then, not kept, or being written
     for longer than a write waits."""
     try:
@@ -83,7 +83,7 @@ def collect(project_id: str, runtime: Runtime) -> GcResponse:
     return GcResponse(removed=collected.removed, paths=collected.paths)
 
 
-def _current_if(project_id: str, path: str, digest: str, runtime: Runtime) -> bytes | None:
+def _current_if(project_id: str, path: ProjectPath, digest: str, runtime: Runtime) -> bytes | None:
     """The file's bytes when they are `digest` (a file stored before versions were kept has no blob)."""
     if runtime.store.head(project_id, path) is None:
         return None
