@@ -237,10 +237,10 @@ def test_litellm_alone_would_follow_the_redirect(
     the Authorization header on the way, but the request itself arrives)."""
     import asyncio
 
-    from reactstep.service.llm.gateway import _import_litellm
+    from reactstep.service.llm.gateway import import_litellm
 
     llm_server.push("Final Answer: followed")
-    litellm = _import_litellm()
+    litellm = import_litellm()
     reply = asyncio.run(
         litellm.acompletion(
             model="openai/x",
