@@ -229,7 +229,7 @@ def raised_codes() -> set[str]:
 
 
 def test_raised_codes_are_found() -> None:
-    # Guards the source scan: these are built in bodies.py, gateway.py, llm/config.py, actions.py.
+    # Guards the source scan: these are built in bodies.py, completions.py, llm/config.py, actions.py.
     expected = {
         "internal_error",
         "invalid_json",
