@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reactstep.service import logs
-from reactstep.service.errors import ForbiddenProject, Unauthorized, error_response
+from reactstep.service.errors import Forbidden, Unauthorized, error_response
 from reactstep.service.settings import Settings
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/version", "/openapi.yaml"})
@@ -132,7 +132,7 @@ def authorize_project(scope: Scope, project_id: str) -> str:
     allowed = grant.allows(project_id)
     logs.note(project=project_id)  # a refused request's log line names the project too
     if not allowed:
-        raise ForbiddenProject(f"this API key may not use project {project_id!r}")
+        raise Forbidden(f"this API key may not use project {project_id!r}", code="forbidden_project")
     return project_id
 
 

@@ -19,7 +19,7 @@ from collections import deque
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
+from reactstep.service.errors import Forbidden, InvalidJSON
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import received_body
 from reactstep.service.http.json_shape import check_json_shape
@@ -64,8 +64,9 @@ def check_origin(origin: str | None, allowed: list[str]) -> None:
     if "*" in allowed:
         return
     if origin.rstrip("/").lower() not in {entry.rstrip("/").lower() for entry in allowed}:
-        raise ForbiddenOrigin(
-            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)"
+        raise Forbidden(
+            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)",
+            code="forbidden_origin",
         )
 
 

@@ -20,7 +20,7 @@ import hashlib
 from dataclasses import dataclass
 
 from reactstep.contract.projects import StoredFile
-from reactstep.service.errors import Conflict, DigestMismatch, FileNotFound, PreconditionFailed
+from reactstep.service.errors import BadRequest, Conflict, NotFound, PreconditionFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.names import refuse_twin
@@ -140,7 +140,7 @@ def _existing(project_id: str, path: ProjectPath, runtime: Runtime) -> ObjectInf
     """The file's entry, or 404 file_not_found."""
     info = runtime.store.head(project_id, path)
     if info is None:
-        raise FileNotFound(f"{path} is not a file of project {project_id!r}")
+        raise NotFound(f"{path} is not a file of project {project_id!r}", code="file_not_found")
     return info
 
 
@@ -150,9 +150,10 @@ def _check_digests(path: ProjectPath, data: bytes, digests: tuple[tuple[str, byt
         actual = hashlib.new(name, data).digest()
         if actual != expected:
             label = name.replace("sha", "sha-")
-            raise DigestMismatch(
+            raise BadRequest(
                 f"{path}: the body's {label} is :{base64.b64encode(actual).decode()}:, not the "
-                f":{base64.b64encode(expected).decode()}: its Content-Digest announced; nothing was stored"
+                f":{base64.b64encode(expected).decode()}: its Content-Digest announced; nothing was stored",
+                code="digest_mismatch",
             )
 
 

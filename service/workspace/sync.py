@@ -16,7 +16,7 @@ resolved, and never turns it into an upload.
 from reactstep.contract.indexing import IndexRequest
 from reactstep.contract.projects import ChangeItem, ChangesResponse
 from reactstep.contract.sync import SyncConflict, SyncRequest, SyncResponse
-from reactstep.service.errors import Conflict, NameCollision, ValidationFailed
+from reactstep.service.errors import Conflict, ValidationFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.indexing import run_index
@@ -90,9 +90,10 @@ def _checked_manifest(files: dict[str, str]) -> dict[ProjectPath, str]:
             )
         checked[clean] = digest
     if (pair := twins(files)) is not None:
-        raise NameCollision(
+        raise Conflict(
             f"the manifest names {pair[0]!r} and {pair[1]!r}, which differ only by case or Unicode "
-            "normalisation (one file on a case-insensitive disk); rename one of them"
+            "normalisation (one file on a case-insensitive disk); rename one of them",
+            code="name_collision",
         )
     return checked
 

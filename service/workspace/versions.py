@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from reactstep.service.errors import Conflict, FileNotFound, VersionNotFound
+from reactstep.service.errors import Conflict, NotFound
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import ahead_of_project
 from reactstep.service.workspace.projects import require_project
@@ -46,16 +46,18 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
     try:
         digest = sha256_at(runtime.store, runtime.projects, project_id, path, version)
     except VersionNotKept as exc:
-        raise VersionNotFound(f"{exc}; the project keeps {_kept(runtime)}") from exc
+        raise NotFound(f"{exc}; the project keeps {_kept(runtime)}", code="version_not_found") from exc
     except WriteBusy as exc:
         raise Conflict(f"{exc}; read the version again") from exc
     if digest is None:
-        raise FileNotFound(f"{path} did not exist at version {version} of project {project_id!r}")
+        raise NotFound(
+            f"{path} did not exist at version {version} of project {project_id!r}", code="file_not_found"
+        )
     data = read_blob(runtime.store, project_id, digest)
     if data is None:  # b"" is kept bytes (an empty file), not missing ones
         data = _current_if(project_id, path, digest, runtime)
     if data is None:
-        raise VersionNotFound(f"the bytes of {path} at version {version} were not kept")
+        raise NotFound(f"the bytes of {path} at version {version} were not kept", code="version_not_found")
     return VersionBody(data, hashlib.md5(data).hexdigest(), digest)
 
 
