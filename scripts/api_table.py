@@ -81,7 +81,7 @@ def errors_table() -> str:
     """One row per HTTP status an error can have: when, and every code with that status."""
     codes: dict[int, set[str]] = {}
     for kind in error_tree():
-        codes.setdefault(kind.status, set()).add(kind.code)
+        codes.setdefault(kind.status, set()).update(kind.carried_codes())
     rows = ["| status | when | codes |", "|---|---|---|"]
     for status in sorted(codes):
         named = ", ".join(f"`{code}`" for code in sorted(codes[status]))

@@ -62,6 +62,7 @@ FORBIDDEN = [
         (base, sub)
         for base in (
             "reactstep.service.settings",
+            "reactstep.service.setting_problems",
             "reactstep.service.errors",
             "reactstep.service.limits",
             "reactstep.service.schemas",

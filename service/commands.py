@@ -25,7 +25,8 @@ from pydantic import SecretStr, ValidationError
 from pydantic_settings import SettingsError
 
 from reactstep.contract.errors import ServiceError
-from reactstep.service.settings import Settings, settings_problems
+from reactstep.service.setting_problems import settings_problems
+from reactstep.service.settings import Settings
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 

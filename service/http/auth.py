@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reactstep.service.budgets.limits import KeyLimits, parse_limits
-from reactstep.service.errors import ForbiddenProject, Unauthorized, error_response
+from reactstep.service.errors import Forbidden, Unauthorized, error_response
 from reactstep.service.settings import Settings
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/version", "/openapi.yaml"})
@@ -156,7 +156,7 @@ def authorize_project(scope: Scope, project_id: str) -> str:
         raise Unauthorized("this request was not authenticated")
     scope["state"]["project"] = project_id  # the request line names it (observe.py), refused or not
     if not grant.allows(project_id):
-        raise ForbiddenProject(f"this API key may not use project {project_id!r}")
+        raise Forbidden(f"this API key may not use project {project_id!r}", code="forbidden_project")
     return project_id
 
 

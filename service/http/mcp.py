@@ -19,7 +19,7 @@ from collections import deque
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
+from reactstep.service.errors import Forbidden, InvalidJSON
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import check_json_shape, received_body
 from reactstep.service.mcp.local import local_caller, local_tools
@@ -63,8 +63,9 @@ def check_origin(origin: str | None, allowed: list[str]) -> None:
     if "*" in allowed:
         return
     if origin.rstrip("/").lower() not in {entry.rstrip("/").lower() for entry in allowed}:
-        raise ForbiddenOrigin(
-            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)"
+        raise Forbidden(
+            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)",
+            code="forbidden_origin",
         )
 
 

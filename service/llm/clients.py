@@ -9,7 +9,7 @@ api_base the gateway hands litellm one of these pools instead: a 3xx is an error
     async   one pooled httpx.AsyncClient per event loop (a pool cannot move between loops; the
             pool of a loop that has closed is dropped, so its connections go with it)
 Chat completions take a pool inside litellm's own HTTP handler (its route that skips the OpenAI SDK,
-see gateway.py), made once per pool by the `wrap` the gateway passes. Embeddings still go through
+see completions.py), made once per pool by the `wrap` gateway.py passes. Embeddings still go through
 the SDK: its wrapper around a pool carries base URL, key and timeout and costs about as much as a
 local LLM answer to build, so the last WRAPPERS_KEPT of them are kept, by base URL, SHA-256 of the
 key and timeout (each key the process was lent stays in memory no longer than its wrapper).

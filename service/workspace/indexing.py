@@ -33,6 +33,7 @@ from reactstep.tools.index.indexer import IndexReport, index_project
 from reactstep.tools.index.progress import IndexProgress, Progress
 from reactstep.tools.projects.journal import ProjectHead
 from reactstep.tools.ranking.retrieval import collection_name
+from reactstep.tools.store.paths import ProjectPath
 from reactstep.tools.vector_store.store import VectorStore
 
 # IndexReport fields the response carries as they are.
@@ -95,7 +96,7 @@ def _run_index(
 
 def changed_paths(
     project_id: str, head: ProjectHead, collection: str, vectors: VectorStore, runtime: Runtime
-) -> list[str] | None:
+) -> list[ProjectPath] | None:
     """The paths the journal names since `collection` last described the project; None: a whole run."""
     behind = head.version - head.indexed_version
     if head.indexed_at is None or head.indexed_collection != collection or behind > INCREMENTAL_MAX_CHANGES:

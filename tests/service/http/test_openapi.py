@@ -225,11 +225,13 @@ def raised_codes() -> set[str]:
     ]
     text = "\n".join(sources)
     built = {cls.code for cls in service_errors() if re.search(rf"\b{cls.__name__}\(", text)}
+    # a code carried as data is raised by naming it: Forbidden(..., code="provider_not_allowed")
+    built |= {code for cls in service_errors() for code in cls.carried_codes() if f'code="{code}"' in text}
     return built | {errors.ServiceError.code}
 
 
 def test_raised_codes_are_found() -> None:
-    # Guards the source scan: these are built in bodies.py, gateway.py, llm/config.py, actions.py.
+    # Guards the source scan: these are built in bodies.py, completions.py, llm/config.py, actions.py.
     expected = {
         "internal_error",
         "invalid_json",
@@ -252,12 +254,17 @@ def test_every_raised_code_is_in_the_spec(code: str) -> None:
 
 
 def test_the_422_body_names_the_codes_of_validation_failed_and_its_kinds() -> None:
-    kinds = {cls.code for cls in service_errors() if issubclass(cls, errors.ValidationFailed)}
+    kinds = {
+        code
+        for cls in service_errors()
+        if issubclass(cls, errors.ValidationFailed)
+        for code in cls.carried_codes()
+    }
     assert set(VALIDATION_CODES) == kinds
 
 
 def test_every_spec_code_is_a_code_the_app_knows() -> None:
-    known = {cls.code for cls in service_errors()} | set(ROUTING_CODES)
+    known = {code for cls in service_errors() for code in cls.carried_codes()} | set(ROUTING_CODES)
     assert spec_error_codes() - known == set()
 
 
@@ -265,7 +272,7 @@ def test_every_spec_code_is_a_code_the_app_knows() -> None:
 def test_error_codes_are_listed_under_their_http_status(
     where: str, status: str, response: dict[str, Any]
 ) -> None:
-    statuses = {cls.code: cls.status for cls in service_errors()} | ROUTING_CODES
+    statuses = {code: cls.status for cls in service_errors() for code in cls.carried_codes()} | ROUTING_CODES
     codes = response.get("x-error-codes", [])
     bodies = response.get("content", {}).values()  # 204 and 304 have none
     # A schema, or one of its oneOf options (/mcp's 400 is an ErrorBody or a JSON-RPC error).

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reactstep.service.errors import UpstreamError
-from reactstep.service.llm.gateway import LiteLLMGateway
+from reactstep.service.llm.completions import LiteLLMGateway
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 
 MESSAGES = [{"role": "user", "content": "What does main return?"}]
