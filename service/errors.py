@@ -10,7 +10,9 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   ├── DigestMismatch (400, digest_mismatch)
     │   ├── RequestTimeout (408, request_timeout)
     │   ├── PayloadTooLarge (413, payload_too_large)
+    │   ├── InvalidIdempotencyKey (400, invalid_idempotency_key)
     │   └── ValidationFailed (422, validation_failed)     contract
+    │       ├── IdempotencyKeyReused (422, idempotency_key_reused)
     │       ├── HistoryTooLong (422, history_too_long)
     │       ├── MaxTokensTooLarge (422, max_tokens_too_large)
     │       └── UnsafePath (422, invalid_path)            tools
@@ -25,7 +27,8 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
-    │   └── NameCollision (409, name_collision)
+    │   ├── NameCollision (409, name_collision)
+    │   └── IdempotencyKeyInFlight (409, idempotency_key_in_flight)   with Retry-After
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── Overloaded (503, overloaded)                      with Retry-After
     └── UpstreamError (502, upstream_error)               contract; Retry-After when the provider said
@@ -245,3 +248,28 @@ class EmbeddingUnavailable(UpstreamError):
 
     status = 503
     code = "embedding_unavailable"
+
+
+# Idempotency-Key (http/idempotency.py)
+
+
+class InvalidIdempotencyKey(BadRequest):
+    """An Idempotency-Key header that is not 1 to 255 characters of the allowed set."""
+
+    code = "invalid_idempotency_key"
+
+
+class IdempotencyKeyReused(ValidationFailed):
+    """A key sent again with another request (method, path, query or body): nothing ran."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInFlight(Conflict):
+    """A key whose first request is still running (on any replica): retry to get its answer."""
+
+    code = "idempotency_key_in_flight"
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s

@@ -4,16 +4,21 @@ A request is retried, at most `attempts` times in all, only when sending it agai
 what the server may already have done:
 
     connection refused (nothing was sent)                   ─► retry, any request
-    429, or 503 `overloaded` (the server's admission
-        control answers before any handler runs)            ─► retry, any request
-    503 with another code (llm_unavailable, storage_unavailable, vector_store_unavailable, ...)
+    429, 503 `overloaded` (the server's admission control answers before any handler runs), or
+        409 `idempotency_key_in_flight` (the first send still runs: the next gets its answer)
+                                                             ─► retry, any request
+    a request with an Idempotency-Key (transport.py sends a fresh one with every POST, PUT and
+        DELETE, the same one on each resend): the server answers a resend with the first answer,
+        so it runs once however often it is sent
+        503 with another code, or a connection that broke after the request went out ─► retry
+    503 with another code, no key:
         SAFE request (GET, PUT of a project, DELETE, POST sync / index / react_step, and
         execute_action without an approval_token: a server tool writes only with one)
                                                              ─► retry
         WRITE request (PUT of a file, with If-Match / If-None-Match or none; execute_action with
         an approval_token): the handler ran and may have written before the failure
                                                              ─► no retry: the error is raised
-    anything else, or a connection that broke after the request went out ─► no retry
+    anything else, or a broken connection without a key     ─► no retry
 
 The wait is the answer's Retry-After (seconds, or an HTTP date) when it has one, else exponential
 backoff (`backoff_s` * 2^n, with jitter), never more than `max_wait_s`.
@@ -28,6 +33,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 BEFORE_ACTING = frozenset({"overloaded"})  # 503 codes the server sends before any handler runs
+IN_FLIGHT = "idempotency_key_in_flight"  # 409: the first send of this key still runs
 
 
 class Safety(enum.Enum):
@@ -56,16 +62,17 @@ class RetryPolicy:
 NO_RETRIES = RetryPolicy(attempts=1)
 
 
-def may_retry_answer(safety: Safety, status: int, code: str | None) -> bool:
+def may_retry_answer(safety: Safety, status: int, code: str | None, keyed: bool = False) -> bool:
     """Whether an answer with this status and error code may be sent again (see the module's table)."""
-    if status == 429 or (status == 503 and code in BEFORE_ACTING):
+    if status == 429 or (status == 503 and code in BEFORE_ACTING) or (status == 409 and code == IN_FLIGHT):
         return True
-    return status == 503 and safety is Safety.SAFE
+    return status == 503 and (keyed or safety is Safety.SAFE)
 
 
-def may_retry_failure(exc: httpx.HTTPError) -> bool:
-    """Whether a transport failure happened before anything was sent (the connection was refused)."""
-    return isinstance(exc, httpx.ConnectError)
+def may_retry_failure(exc: httpx.HTTPError, keyed: bool = False) -> bool:
+    """Whether a transport failure may be sent again: nothing was sent (the connection was
+    refused), or the request carries an Idempotency-Key (a resend cannot act twice)."""
+    return isinstance(exc, httpx.ConnectError) or (keyed and isinstance(exc, httpx.TransportError))
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -1,11 +1,13 @@
 """The only module that talks HTTP: a Call sent with httpx, retried by the rules of retries.py,
-errors translated (errors.py), event streams read with httpx-sse.
+errors translated (errors.py), event streams read with httpx-sse. Every POST, PUT and DELETE carries
+a fresh Idempotency-Key, the same on each of its resends, so a resend never acts twice.
 
 The sync and async transports share everything but the send, the sleep and the stream read:
 `Attempts` decides after each answer or failure whether to wait and send again, or to raise.
 """
 
 import time
+import uuid
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
@@ -17,6 +19,7 @@ from reactstep.client.api.errors import BadResponse, connection_failed, error_of
 from reactstep.client.api.retries import RetryPolicy, may_retry_answer, may_retry_failure
 
 USER_AGENT = "reactstep-client"
+IDEMPOTENCY_KEY = "idempotency-key"
 
 
 def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
@@ -30,6 +33,8 @@ def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[s
 def build(http: httpx.Client | httpx.AsyncClient, call: Call, stream: bool) -> httpx.Request:
     """The httpx request of a call (built once; sent again as is on a retry)."""
     headers = dict(call.headers)
+    if call.method != "GET":
+        headers.setdefault(IDEMPOTENCY_KEY, f'"{uuid.uuid4()}"')  # a structured-field string
     if stream:
         headers["accept"] = "text/event-stream"
     return http.build_request(
@@ -45,10 +50,11 @@ def build(http: httpx.Client | httpx.AsyncClient, call: Call, stream: bool) -> h
 class Attempts:
     """The retry bookkeeping of one call: after each answer or failure, a wait, or an error raised."""
 
-    def __init__(self, call: Call, policy: RetryPolicy) -> None:
+    def __init__(self, call: Call, policy: RetryPolicy, request: httpx.Request) -> None:
         self.call = call
         self.policy = policy
         self.made = 0
+        self.keyed = IDEMPOTENCY_KEY in request.headers
 
     def after_answer(self, response: httpx.Response) -> float | None:
         """None when the answer is the one to return; else the seconds to wait before sending again.
@@ -58,7 +64,7 @@ class Attempts:
             return None
         error = error_of(response)
         if self.made >= self.policy.attempts or not may_retry_answer(
-            self.call.safety, response.status_code, error.code
+            self.call.safety, response.status_code, error.code, self.keyed
         ):
             raise error
         return self.policy.wait_s(self.made, response.headers.get("retry-after"))
@@ -66,7 +72,7 @@ class Attempts:
     def after_failure(self, request: httpx.Request, exc: httpx.HTTPError) -> float:
         """The seconds to wait before sending again after a transport failure; ConnectionFailed if not."""
         self.made += 1
-        if self.made >= self.policy.attempts or not may_retry_failure(exc):
+        if self.made >= self.policy.attempts or not may_retry_failure(exc, self.keyed):
             raise connection_failed(request.url, exc) from exc
         return self.policy.wait_s(self.made, None)
 
@@ -97,7 +103,7 @@ class SyncTransport:
 
     def _open(self, call: Call, stream: bool) -> httpx.Response:
         request = build(self.http, call, stream)
-        attempts = Attempts(call, self.policy)
+        attempts = Attempts(call, self.policy, request)
         while True:
             try:
                 response = self.http.send(request, stream=stream)
@@ -140,7 +146,7 @@ class AsyncTransport:
         import asyncio  # here, not at the top: a program using the sync Client never loads asyncio
 
         request = build(self.http, call, stream)
-        attempts = Attempts(call, self.policy)
+        attempts = Attempts(call, self.policy, request)
         while True:
             try:
                 response = await self.http.send(request, stream=stream)

@@ -22,6 +22,7 @@ from reactstep.service.http import endpoints, projects
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.http.direct import DirectRoutes
+from reactstep.service.http.idempotency import IdempotencyMiddleware
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.http.routing import MatchedRouter, allowed_methods
@@ -38,8 +39,15 @@ from reactstep.tools.vector_store.store import VectorStore
 
 # What a browser client may send and read (REACTSTEP_CORS_ORIGINS); the key travels in Authorization.
 CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
-CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id")
-CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate")
+CORS_HEADERS = (
+    "authorization",
+    "content-type",
+    "if-match",
+    "if-none-match",
+    "x-request-id",
+    "idempotency-key",
+)
+CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate", "idempotent-replayed")
 QUEUE_TIMEOUT_S = 10.0  # a queued request waits at most this long for a slot, then 503 overloaded
 OVERLOAD_RETRY_AFTER_S = 1  # a slot frees within a step's first model call; clients come back soon
 READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few slow senders never starve it
@@ -67,6 +75,12 @@ ROUTES = [
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
     Route("/mcp/{project_id}", mcp_endpoint, methods=["POST"]),
 ]
+# The routes that change something take an Idempotency-Key: every POST, PUT and DELETE but /mcp's.
+KEYED = tuple(
+    route
+    for route in ROUTES
+    if {"POST", "PUT", "DELETE"} & (route.methods or set()) and not route.path.startswith("/mcp/")
+)
 
 
 def create_app(
@@ -110,8 +124,8 @@ def create_app(
 
 def _middleware(runtime: Runtime) -> list[Middleware]:
     """Outermost first: the request's id, log line and metrics; CORS (a preflight needs no key, and a
-    browser may read a 401); who is calling (401); whether there is room (503); the hot routes
-    answered directly; then the router."""
+    browser may read a 401); who is calling (401); whether there is room (503); an answer kept for
+    the request's Idempotency-Key; the hot routes answered directly; then the router."""
     settings, metrics = runtime.settings, runtime.metrics
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, QUEUE_TIMEOUT_S)
     metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
@@ -139,6 +153,12 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
             body_timeout_s=settings.body_timeout_s,
             max_reading=READING_BODIES_PER_SLOT * settings.max_concurrent_requests,
             rejected=metrics.rejected,
+        ),
+        Middleware(
+            IdempotencyMiddleware,
+            store=runtime.store,
+            keep_s=settings.idempotency_keep_s,
+            keyed=lambda scope: scope.get("route") in KEYED,
         ),
         # Innermost: the hot routes skip Starlette's exception layer and router (same answers).
         Middleware(
