@@ -73,6 +73,7 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
         "proposed": {"tool_name": "replace_in_file", "tool_args": EDIT, "requires_approval": True},
         "diff": ["-    return text.upper()", "+    return text.upper() + '!'"],
         "written": "Wrote src/util/strings.py (+1 -1 lines).",
+        "retried": [200, "true", True],
         "answer": ["final_answer", "shout() now ends with '!'."],
         "after": EDITED.decode(),
     }
