@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from reactstep.service import logs
 from reactstep.service.errors import InvalidIdempotencyKey, ServiceError, error_response
 from reactstep.service.http import kept_answers
 from reactstep.service.http.admission import BODY
@@ -51,13 +52,11 @@ class IdempotencyMiddleware:
         store: ObjectStore,
         keep_s: float,
         keyed: Callable[[Scope], bool],
-        kept: Callable[[int], None] = lambda size: None,
     ) -> None:
         self.app = app
         self.store = store
         self.keep_s = keep_s
         self.keyed = keyed
-        self.kept = kept  # told the bytes of each answer kept (the bench and metrics read it)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = _header(scope, HEADER) if scope["type"] == "http" else None
@@ -74,6 +73,7 @@ class IdempotencyMiddleware:
             await error_response(error)(scope, receive, send)
             return
         if isinstance(found, Answer):
+            logs.note(idempotency="replayed")
             await _replay(found, send)
             return
         await self._run(found, fingerprint, scope, receive, send)
@@ -103,9 +103,7 @@ class IdempotencyMiddleware:
             if answer is None:
                 await on_worker(kept_answers.release, self.store, claimed)
                 return
-            self.kept(
-                await on_worker(kept_answers.keep, self.store, claimed, fingerprint, answer, self.keep_s)
-            )
+            await on_worker(kept_answers.keep, self.store, claimed, fingerprint, answer, self.keep_s)
 
 
 def parse_key(raw: bytes) -> str:

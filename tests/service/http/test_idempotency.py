@@ -2,6 +2,7 @@
 callers kept apart, and what is not kept (errors of the moment, a stream that ended in an error)."""
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.http.auth import key_entry
+from reactstep.service.logs import JsonFormatter
 from reactstep.tools.store.local import LocalStore
 from tests.service.step.test_react_step import step_body
 
@@ -59,6 +61,18 @@ def test_a_put_with_a_key_runs_once_and_its_answer_is_replayed(
     assert "idempotent-replayed" not in first.headers
     assert versions(client) == before + 2  # the retry wrote nothing
     assert client.get(FILE).content == b"x = 2\n"
+
+
+def test_the_log_line_says_an_answer_was_replayed(
+    make_client: Callable[..., TestClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="reactstep")
+    client = make_client()
+    for _ in range(2):
+        client.put(FILE, content=b"x = 1\n", headers=keyed("logged"))
+    lines = [json.loads(JsonFormatter().format(record)) for record in caplog.records]
+    puts = [line for line in lines if line["message"] == "request" and line.get("method") == "PUT"]
+    assert [line.get("idempotency") for line in puts] == [None, "replayed"]
 
 
 def test_the_same_key_with_another_body_is_422_and_nothing_runs(
