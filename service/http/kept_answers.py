@@ -5,8 +5,10 @@ replica sees what any of them began or finished.
         {"state": "running", "fingerprint", "expires"}                a claim: the first request runs
         {"state": "done", "fingerprint", "expires", "status", "headers", "body"}   its whole answer
 
-    claim   no record, or one past its expiry ─► write a claim (a conditional write: only while the
-                record is absent, or still the expired one read) ─► Claimed: run the request
+    claim   write a claim only while no record is there (a conditional write; a fresh key costs
+                this one write) ─► Claimed: run the request
+            a record there ─► read it: none, torn or past its expiry ─► replace exactly that one
+                (a conditional write on its etag) ─► Claimed
             a record with another fingerprint ─► 422 idempotency_key_reused
             a running claim ─► 409 idempotency_key_in_flight (Retry-After: 1)
             a done record ─► Kept: answer it again
@@ -59,30 +61,38 @@ def record_name(scope_digest: str, key: str) -> str:
 
 
 def claim(store: ObjectStore, name: str, fingerprint: str) -> Claimed | Answer:
-    """Claim the key for this request, or the answer kept for it; 422 / 409 as the module says."""
+    """Claim the key for this request, or the answer kept for it; 422 / 409 as the module says.
+    A fresh key (the common case) costs one conditional write: the record is read only when one
+    is there."""
+    found: tuple[bytes, str] | None = None
     for _ in range(CLAIM_TRIES):
-        found = store.get_record(name)
-        record = None if found is None else _parsed(found[0])
-        if record is not None and record["expires"] > time.time():
-            if record["fingerprint"] != fingerprint:
-                raise IdempotencyKeyReused(
-                    "this Idempotency-Key was sent before with another request (method, path or "
-                    "body); send a new key for a new request"
-                )
-            if record["state"] == "done":
-                return _answer(record)
-            raise IdempotencyKeyInFlight(
-                "a request with this Idempotency-Key is still running; retry to get its answer",
-                retry_after_s=1,
-            )
         try:
             etag = store.put_record_if(name, _claim_body(fingerprint), None if found is None else found[1])
         except StaleFile:
-            continue  # another replica claimed or finished it first: read what it wrote
-        return Claimed(name, etag)
+            found = store.get_record(name)  # someone's record: read it (None: deleted meanwhile)
+        else:
+            return Claimed(name, etag)
+        record = None if found is None else _parsed(found[0])
+        if record is not None and record["expires"] > time.time():
+            return _standing(record, fingerprint)
+        # none, torn, or past its expiry: the next try takes it over (only while it is still that one)
     raise IdempotencyKeyInFlight(
         "a request with this Idempotency-Key is being claimed by another replica; retry", retry_after_s=1
     )
+
+
+def _standing(record: dict[str, Any], fingerprint: str) -> Answer:
+    """The answer kept in a live record of this key; 422 for another request, 409 while it runs."""
+    if record["fingerprint"] != fingerprint:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was sent before with another request (method, path or body); "
+            "send a new key for a new request"
+        )
+    if record["state"] != "done":
+        raise IdempotencyKeyInFlight(
+            "a request with this Idempotency-Key is still running; retry to get its answer", retry_after_s=1
+        )
+    return _answer(record)
 
 
 def renew(store: ObjectStore, claimed: Claimed, fingerprint: str) -> bool:

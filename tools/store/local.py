@@ -203,7 +203,8 @@ class LocalStore:
             if (found[1] if found is not None else None) != expected_etag:
                 raise StaleFile(name)
             try:
-                _write_atomically(target, data)
+                # Not synced to disk: a record lost to a crash is a retry that runs again, no data lost.
+                _write_atomically(target, data, durable=False)
             except OSError as exc:
                 raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
         return hashlib.md5(data).hexdigest()
@@ -294,15 +295,17 @@ def _project_lock(project_dir: Path) -> Iterator[None]:
         os.close(descriptor)  # closing the descriptor releases the lock
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Write a temp file beside `target`, then rename it over `target` in one step."""
+def _write_atomically(target: Path, data: bytes, durable: bool = True) -> None:
+    """Write a temp file beside `target`, then rename it over `target` in one step (its bytes on
+    disk first when `durable`)."""
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX)
     try:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide files from other local readers
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())  # durable before the rename makes it visible
+            if durable:
+                os.fsync(handle.fileno())  # durable before the rename makes it visible
         os.replace(temp, target)
     finally:
         Path(temp).unlink(missing_ok=True)

@@ -125,7 +125,7 @@ def test_a_retry_while_the_first_runs_is_409_then_gets_its_answer(
     replicas: list[str], llm_server: ScriptedLLMServer
 ) -> None:
     a, b = replicas
-    llm_server.push(Fault(delay_s=3.0), FINAL)
+    llm_server.push(Fault(delay_s=6.0), FINAL)  # long enough for the retry on b, on a busy machine
     headers = {"idempotency-key": "step-in-flight"}
     answers: list[httpx.Response] = []
     first = threading.Thread(
@@ -134,7 +134,7 @@ def test_a_retry_while_the_first_runs_is_409_then_gets_its_answer(
         )
     )
     first.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the first step also imports litellm
     while not llm_server.requests:  # the first step is at the model now
         assert time.monotonic() < deadline, "the first step never reached the model"
         time.sleep(0.02)
