@@ -21,6 +21,7 @@ Runs after admission (the body is in scope[BODY]) and inside ObserveMiddleware (
 import asyncio
 import contextlib
 import hashlib
+import logging
 import re
 from collections.abc import Callable
 
@@ -33,6 +34,8 @@ from reactstep.service.http.admission import BODY
 from reactstep.service.http.kept_answers import Answer, Claimed
 from reactstep.service.worker_threads import on_worker
 from reactstep.tools.store.objects import ObjectStore
+
+logger = logging.getLogger("reactstep")
 
 HEADER = b"idempotency-key"
 REPLAYED = (b"idempotent-replayed", b"true")
@@ -52,11 +55,13 @@ class IdempotencyMiddleware:
         store: ObjectStore,
         keep_s: float,
         keyed: Callable[[Scope], bool],
+        renew_s: float = kept_answers.RENEW_S,
     ) -> None:
         self.app = app
         self.store = store
         self.keep_s = keep_s
         self.keyed = keyed
+        self.renew_s = renew_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = _header(scope, HEADER) if scope["type"] == "http" else None
@@ -92,18 +97,25 @@ class IdempotencyMiddleware:
             await self._settle(claimed, fingerprint, copy.answer())
 
     async def _renew(self, claimed: Claimed, fingerprint: str) -> None:
+        """Push the claim's expiry on while the request runs; a store failure waits for the next turn."""
         while True:
-            await asyncio.sleep(kept_answers.RENEW_S)
-            if not await on_worker(kept_answers.renew, self.store, claimed, fingerprint):
-                return
+            await asyncio.sleep(self.renew_s)
+            try:
+                if not await on_worker(kept_answers.renew, self.store, claimed, fingerprint):
+                    return
+            except ServiceError as error:
+                logger.warning("an Idempotency-Key claim could not be renewed: %s", error.message)
 
     async def _settle(self, claimed: Claimed, fingerprint: str, answer: Answer | None) -> None:
-        """Keep the answer, or release the key; a store failure here is the next request's to meet."""
-        with contextlib.suppress(ServiceError):
+        """Keep the answer, or release the key. The answer has gone out: a store failure now is
+        logged, and the claim runs out by itself (a retry after that runs again)."""
+        try:
             if answer is None:
                 await on_worker(kept_answers.release, self.store, claimed)
                 return
             await on_worker(kept_answers.keep, self.store, claimed, fingerprint, answer, self.keep_s)
+        except ServiceError as error:
+            logger.warning("the answer to an Idempotency-Key could not be kept: %s", error.message)
 
 
 def parse_key(raw: bytes) -> str:

@@ -2,6 +2,7 @@
 loopback): one claim wins a race, a claim past its expiry is taken over, and a lost claim keeps
 nothing over its new holder's."""
 
+import asyncio
 import json
 import time
 import uuid
@@ -9,12 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
 from reactstep.service.backends import open_store, s3_client
 from reactstep.service.errors import IdempotencyKeyInFlight, IdempotencyKeyReused, ServiceError
 from reactstep.service.http import kept_answers
+from reactstep.service.http.admission import BODY
+from reactstep.service.http.idempotency import IdempotencyMiddleware, caller_scope
 from reactstep.service.http.kept_answers import Answer, Claimed
 from reactstep.service.settings import Settings
+from reactstep.tools.store.local import LocalStore
 from reactstep.tools.store.objects import ObjectStore
 from tests.tools.store.test_conditional_write import s3_settings
 
@@ -105,3 +110,40 @@ def test_one_claim_wins_a_race(store: ObjectStore) -> None:
     with ThreadPoolExecutor(8) as pool:
         outcomes = sorted(pool.map(attempt, range(8)))
     assert outcomes == ["Claimed"] + ["idempotency_key_in_flight"] * 7
+
+
+def test_a_claim_is_renewed_while_its_request_runs_and_its_answer_kept_after(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    scope: Scope = {
+        "type": "http",
+        "method": "PUT",
+        "path": "/x",
+        "raw_path": b"/x",
+        "query_string": b"",
+        "headers": [(b"idempotency-key", b"key-1")],
+        BODY: b"body",
+    }
+    name = kept_answers.record_name(caller_scope(scope), "key-1")
+    expiries: list[float] = []
+    sent: list[Message] = []
+
+    async def slow_app(scope: Scope, receive: Receive, send: Send) -> None:
+        for _ in range(4):
+            expiries.append(json.loads(store.get_record(name)[0])["expires"])  # type: ignore[index]
+            await asyncio.sleep(0.15)
+        start = {"type": "http.response.start", "status": 201, "headers": [(b"content-type", b"text/plain")]}
+        await send(start)
+        await send({"type": "http.response.body", "body": b"made"})
+
+    async def receive() -> Message:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    middleware = IdempotencyMiddleware(slow_app, store, keep_s=60, keyed=lambda scope: True, renew_s=0.1)
+    asyncio.run(middleware(scope, receive, send))
+    assert expiries == sorted(expiries) and len(set(expiries)) >= 3  # renewed while it ran
+    assert [message.get("status") for message in sent] == [201, None]
+    kept = json.loads(store.get_record(name)[0])  # type: ignore[index]
+    assert (kept["state"], kept["status"], kept["expires"] > time.time() + 59) == ("done", 201, True)
