@@ -1,30 +1,24 @@
 """When the library sends a request again, and how long it waits first.
 
 A request is retried, at most `attempts` times in all, only when sending it again cannot do twice
-what the server may already have done:
+what the server may already have done. Every POST, PUT and DELETE carries an Idempotency-Key
+(transport.py sends a fresh one with each, the same on each of its resends), so the server answers a
+resend with the answer it kept for the first: such a request runs once however often it is sent.
 
-    connection refused (nothing was sent)                   ─► retry, any request
-    429, 503 `overloaded` (the server's admission control answers before any handler runs), or
-        409 `idempotency_key_in_flight` (the first send still runs: the next gets its answer)
+    connection refused (nothing was sent)                    ─► retry, any request
+    429, or 503 (`overloaded`: admission control answered before any handler ran; another code:
+        a GET only reads, and every other request carries its key)
                                                              ─► retry, any request
-    a request with an Idempotency-Key (transport.py sends a fresh one with every POST, PUT and
-        DELETE, the same one on each resend): the server answers a resend with the first answer,
-        so it runs once however often it is sent
-        503 with another code, or a connection that broke after the request went out ─► retry
-    503 with another code, no key:
-        SAFE request (GET, PUT of a project, DELETE, POST sync / index / react_step, and
-        execute_action without an approval_token: a server tool writes only with one)
+    409 `idempotency_key_in_flight` (the first send still runs: a resend gets its answer)
                                                              ─► retry
-        WRITE request (PUT of a file, with If-Match / If-None-Match or none; execute_action with
-        an approval_token): the handler ran and may have written before the failure
-                                                             ─► no retry: the error is raised
-    anything else, or a broken connection without a key     ─► no retry
+    a connection that broke after the request went out (a timeout, a reset)
+                                                             ─► retry a request with a key (not a GET)
+    anything else                                            ─► no retry: the error is raised
 
 The wait is the answer's Retry-After (seconds, or an HTTP date) when it has one, else exponential
 backoff (`backoff_s` * 2^n, with jitter), never more than `max_wait_s`.
 """
 
-import enum
 import random
 import time
 from dataclasses import dataclass
@@ -32,15 +26,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-BEFORE_ACTING = frozenset({"overloaded"})  # 503 codes the server sends before any handler runs
 IN_FLIGHT = "idempotency_key_in_flight"  # 409: the first send of this key still runs
-
-
-class Safety(enum.Enum):
-    """Whether a request may be sent again after the server began to handle it."""
-
-    SAFE = "safe"  # reads, and writes that state a target (sending twice ends in the same state)
-    WRITE = "write"  # a change that may have happened before the failure; sent again only when refused
 
 
 @dataclass(frozen=True)
@@ -62,11 +48,9 @@ class RetryPolicy:
 NO_RETRIES = RetryPolicy(attempts=1)
 
 
-def may_retry_answer(safety: Safety, status: int, code: str | None, keyed: bool = False) -> bool:
+def may_retry_answer(status: int, code: str | None) -> bool:
     """Whether an answer with this status and error code may be sent again (see the module's table)."""
-    if status == 429 or (status == 503 and code in BEFORE_ACTING) or (status == 409 and code == IN_FLIGHT):
-        return True
-    return status == 503 and (keyed or safety is Safety.SAFE)
+    return status in (429, 503) or (status == 409 and code == IN_FLIGHT)
 
 
 def may_retry_failure(exc: httpx.HTTPError, keyed: bool = False) -> bool:

@@ -63,9 +63,7 @@ class Attempts:
         if response.status_code < 400:
             return None
         error = error_of(response)
-        if self.made >= self.policy.attempts or not may_retry_answer(
-            self.call.safety, response.status_code, error.code, self.keyed
-        ):
+        if self.made >= self.policy.attempts or not may_retry_answer(response.status_code, error.code):
             raise error
         return self.policy.wait_s(self.made, response.headers.get("retry-after"))
 
