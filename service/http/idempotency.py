@@ -4,7 +4,7 @@ same key gets the first answer again, from any replica, and nothing runs twice.
     a keyed route (app.KEYED: POST, PUT, DELETE but /mcp) with an Idempotency-Key header
       ─► the key: 1 to 255 of A-Z a-z 0-9 - _ . : ~ + / =, bare or as a quoted string, else 400
          invalid_idempotency_key
-      ─► scoped to the caller: the SHA-256 of its bearer key (none: dev mode's one scope)
+      ─► scoped to the caller: the SHA-256 of its Authorization header (none: dev mode's one scope)
       ─► fingerprint: SHA-256 of method, path, query, If-Match, If-None-Match and the body
       ─► kept_answers.claim ─► a kept answer: sent again, with Idempotent-Replayed: true
                             └► 422 idempotency_key_reused / 409 idempotency_key_in_flight
