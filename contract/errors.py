@@ -37,7 +37,9 @@ from pydantic import ConfigDict, StringConstraints
 from reactstep.contract.common import WireModel, nulls_left_out
 
 # The codes a 422 carries (the server's ValidationFailed and its kinds).
-ValidationCode = Literal["validation_failed", "history_too_long", "max_tokens_too_large", "invalid_path"]
+ValidationCode = Literal[
+    "validation_failed", "history_too_long", "max_tokens_too_large", "invalid_path", "idempotency_key_reused"
+]
 VALIDATION_CODES: tuple[str, ...] = get_args(ValidationCode)
 RequestId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,128}$")]
 

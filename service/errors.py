@@ -8,7 +8,9 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     │   ├── ContextWindowExceeded (400, context_window_exceeded)
     │   ├── RequestTimeout (408, request_timeout)
     │   ├── PayloadTooLarge (413, payload_too_large)
+    │   ├── InvalidIdempotencyKey (400, invalid_idempotency_key)
     │   └── ValidationFailed (422, validation_failed; max_tokens_too_large)          contract
+    │       ├── IdempotencyKeyReused (422, idempotency_key_reused)
     │       ├── HistoryTooLong (422, history_too_long)
     │       └── UnsafePath (422, invalid_path)            tools
     ├── Unauthorized (401, unauthorized)                  with its WWW-Authenticate challenge
@@ -22,7 +24,8 @@ the tools' branch in tools/errors.py), and the one renderer of every error answe
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
     ├── Conflict (409, conflict; name_collision)          contract; tools' StaleFile and WriteBusy too
     │   ├── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
-    │   └── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
+    │   ├── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
+    │   └── IdempotencyKeyInFlight (409, idempotency_key_in_flight)   with Retry-After
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── OverLimit (429)                                   a service key's limit; with Retry-After
     │   ├── BudgetExhausted (429, budget_exhausted)       tokens or dollars per day
@@ -260,3 +263,28 @@ class StepRunningElsewhere(Conflict):
     """A background step can be stopped only by the replica running it."""
 
     code = "step_running_elsewhere"
+
+
+# Idempotency-Key (http/idempotency.py)
+
+
+class InvalidIdempotencyKey(BadRequest):
+    """An Idempotency-Key header that is not 1 to 255 characters of the allowed set."""
+
+    code = "invalid_idempotency_key"
+
+
+class IdempotencyKeyReused(ValidationFailed):
+    """A key sent again with another request (method, path, query or body): nothing ran."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInFlight(Conflict):
+    """A key whose first request is still running (on any replica): retry to get its answer."""
+
+    code = "idempotency_key_in_flight"
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s

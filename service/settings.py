@@ -218,6 +218,12 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest a client may take to send a body (408 after); it holds no slot meanwhile.",
     )
+    idempotency_keep_s: float = Field(
+        86_400.0,
+        gt=0,
+        description="Seconds the answer to a request with an Idempotency-Key is kept in the object store "
+        "(any replica answers a retry with it): a day covers a client's retries and a laptop's night.",
+    )
     # What the server shows: prompts, logs, browsers
     debug_prompt: bool = Field(
         False,

@@ -22,7 +22,6 @@ from urllib.parse import quote
 import httpx
 
 from reactstep.client.api.errors import BadResponse, ConnectionFailed, StreamError, api_error
-from reactstep.client.api.retries import Safety
 
 T = TypeVar("T")
 EventSink = Callable[[str, dict[str, Any]], Any]  # (event name, data) of each event before `result`
@@ -34,7 +33,6 @@ class Call:
 
     method: str
     path: str
-    safety: Safety
     json: Any = None
     content: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)

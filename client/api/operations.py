@@ -14,7 +14,6 @@ from pydantic_core import to_jsonable_python
 
 from reactstep.client.api.calls import Call, Invoke, Op, file_path, project_path
 from reactstep.client.api.errors import BadResponse, NotFound
-from reactstep.client.api.retries import Safety
 from reactstep.client.api.wire import (
     Changes,
     ExecuteActionResponse,
@@ -66,7 +65,7 @@ def step(request: BaseModel | Mapping[str, Any]) -> Op[ReactStepResponse]:
     """POST react_step: one reasoning step (SAFE: a step changes nothing but the LLM bill)."""
     body = body_of(request)
     body.pop("stream", None)
-    response: httpx.Response = yield Call("POST", REACT_STEP, Safety.SAFE, json=body)
+    response: httpx.Response = yield Call("POST", REACT_STEP, json=body)
     return parsed(ReactStepResponse, response.content)
 
 
@@ -82,46 +81,44 @@ def stream_call(request: BaseModel | Mapping[str, Any]) -> Call:
     """The call of a streamed step, for a client that hands each event to its caller: a background
     step, so that a dropped connection is resumed (resumption.py) instead of paying for the step again."""
     body = {**body_of(request), "stream": True, "background": True}
-    return Call("POST", REACT_STEP, Safety.SAFE, json=body)
+    return Call("POST", REACT_STEP, json=body)
 
 
 def execute(request: BaseModel | Mapping[str, Any]) -> Op[ExecuteActionResponse]:
-    """POST execute_action: one tool call. A server tool writes only with an approval_token (without
-    one a write tool previews its diff), so the call is a WRITE with a token and SAFE without."""
+    """POST execute_action: one tool call (a server tool writes only with an approval_token; without
+    one a write tool previews its diff)."""
     body = body_of(request)
-    safety = Safety.WRITE if body.get("approval_token") else Safety.SAFE
-    response: httpx.Response = yield Call("POST", EXECUTE_ACTION, safety, json=body)
+    response: httpx.Response = yield Call("POST", EXECUTE_ACTION, json=body)
     return parsed(ExecuteActionResponse, response.content)
 
 
 def create_project(project_id: str) -> Op[ProjectReport]:
-    """PUT the project (idempotent: SAFE)."""
-    response: httpx.Response = yield Call("PUT", project_path(project_id), Safety.SAFE)
+    """PUT the project (idempotent)."""
+    response: httpx.Response = yield Call("PUT", project_path(project_id))
     return parsed(ProjectReport, response.content)
 
 
 def describe_project(project_id: str) -> Op[ProjectReport]:
     """GET the project: files, versions, index state, incarnation."""
-    response: httpx.Response = yield Call("GET", project_path(project_id), Safety.SAFE)
+    response: httpx.Response = yield Call("GET", project_path(project_id))
     return parsed(ProjectReport, response.content)
 
 
 def plan_sync(project_id: str, body: Mapping[str, Any]) -> Op[SyncPlan]:
-    """POST .../sync with a manifest (SAFE: it states the files wanted; sent twice, the same state)."""
-    call = Call("POST", project_path(project_id, "/sync"), Safety.SAFE, json=dict(body))
+    """POST .../sync with a manifest: the files wanted, what to upload and delete."""
+    call = Call("POST", project_path(project_id, "/sync"), json=dict(body))
     response: httpx.Response = yield call
     return parsed(SyncPlan, response.content)
 
 
 def upload(project_id: str, path: str, data: bytes, if_match: str | None = None) -> Op[StoredFile]:
-    """PUT one file; if_match: its expected ETag, NEW_FILE (it must not exist) or None (any bytes).
-    A WRITE: the bytes may be stored before a failure, so it is sent again only when refused."""
+    """PUT one file; if_match: its expected ETag, NEW_FILE (it must not exist) or None (any bytes)."""
     headers = {}
     if if_match == NEW_FILE:
         headers["if-none-match"] = "*"
     elif if_match is not None:
         headers["if-match"] = f'"{if_match}"'
-    call = Call("PUT", file_path(project_id, path), Safety.WRITE, content=data, headers=headers)
+    call = Call("PUT", file_path(project_id, path), content=data, headers=headers)
     response: httpx.Response = yield call
     return parsed(StoredFile, response.content)
 
@@ -129,7 +126,7 @@ def upload(project_id: str, path: str, data: bytes, if_match: str | None = None)
 def download(project_id: str, path: str) -> Op[tuple[bytes, str] | None]:
     """GET one file: its bytes and ETag (unquoted); None when the project has no such file."""
     try:
-        response: httpx.Response = yield Call("GET", file_path(project_id, path), Safety.SAFE)
+        response: httpx.Response = yield Call("GET", file_path(project_id, path))
     except NotFound as exc:
         if exc.code == "file_not_found":
             return None
@@ -140,7 +137,7 @@ def download(project_id: str, path: str) -> Op[tuple[bytes, str] | None]:
 def delete_file(project_id: str, path: str) -> Op[None]:
     """DELETE one file (SAFE: a file already gone is no error)."""
     try:
-        yield Call("DELETE", file_path(project_id, path), Safety.SAFE)
+        yield Call("DELETE", file_path(project_id, path))
     except NotFound as exc:
         if exc.code != "file_not_found":
             raise
@@ -150,7 +147,7 @@ def changes(project_id: str, since: int = 0) -> Op[Changes]:
     """The project's version and every change after `since`, the feed's pages followed."""
     collected: list[dict[str, Any]] = []
     while True:
-        call = Call("GET", project_path(project_id, "/changes"), Safety.SAFE, params={"since": since})
+        call = Call("GET", project_path(project_id, "/changes"), params={"since": since})
         response: httpx.Response = yield call
         page = _json_object(response.content)
         collected.extend(page["changes"])
@@ -167,9 +164,7 @@ def index(project_id: str, on_progress: ProgressSink | None = None) -> Op[IndexR
             return on_progress(parsed(IndexProgress, data))
         return None
 
-    call = Call(
-        "POST", project_path(project_id, "/index"), Safety.SAFE, json={"stream": True}, on_event=on_event
-    )
+    call = Call("POST", project_path(project_id, "/index"), json={"stream": True}, on_event=on_event)
     result = yield call
     return parsed(IndexResult, result)
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from reactstep.client.api.calls import Call
-from reactstep.client.api.retries import Safety
 
 STEPS = "/api/agent/steps/"
 TERMINAL = frozenset({"result", "error"})
@@ -57,4 +56,4 @@ class Resumption:
             return None
         self.resumed += 1
         headers = {} if self.last_id is None else {"last-event-id": self.last_id}
-        return Call("GET", f"{STEPS}{quote(self.step_id, safe='~')}/events", Safety.SAFE, headers=headers)
+        return Call("GET", f"{STEPS}{quote(self.step_id, safe='~')}/events", headers=headers)

@@ -1,27 +1,26 @@
 """When the library sends a request again, and how long it waits first.
 
 A request is retried, at most `attempts` times in all, only when sending it again cannot do twice
-what the server may already have done:
+what the server may already have done. Every POST, PUT and DELETE carries an Idempotency-Key
+(transport.py sends a fresh one with each, the same on each of its resends), so the server answers a
+resend with the answer it kept for the first: such a request runs once however often it is sent.
 
-    connection refused (nothing was sent)                   ─► retry, any request
-    429, or 503 `overloaded` (the server's admission
-        control answers before any handler runs)            ─► retry, any request
-    503 with another code (llm_unavailable, storage_unavailable, vector_store_unavailable, ...)
-        SAFE request (GET, PUT of a project, DELETE, POST sync / index / react_step, and
-        execute_action without an approval_token: a server tool writes only with one)
+    connection refused (nothing was sent)                    ─► retry, any request
+    429, or 503 (`overloaded`: admission control answered before any handler ran; another code:
+        a GET only reads, and every other request carries its key)
+                                                             ─► retry, any request
+    409 `idempotency_key_in_flight` (the first send still runs: a resend gets its answer)
                                                              ─► retry
-        WRITE request (PUT of a file, with If-Match / If-None-Match or none; execute_action with
-        an approval_token): the handler ran and may have written before the failure
-                                                             ─► no retry: the error is raised
-    anything else, or a connection that broke after the request went out ─► no retry
+    a connection that broke after the request went out (a timeout, a reset)
+                                                             ─► retry a request with a key (not a GET)
     a 429 whose Retry-After is longer than `max_wait_s` (a key's day spent: budget_exhausted
         until midnight)                                       ─► no retry: it would be refused again
+    anything else                                            ─► no retry: the error is raised
 
 The wait is the answer's Retry-After (seconds, or an HTTP date) when it has one, else exponential
 backoff (`backoff_s` * 2^n, with jitter), never more than `max_wait_s`.
 """
 
-import enum
 import random
 import time
 from dataclasses import dataclass
@@ -29,14 +28,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-BEFORE_ACTING = frozenset({"overloaded"})  # 503 codes the server sends before any handler runs
-
-
-class Safety(enum.Enum):
-    """Whether a request may be sent again after the server began to handle it."""
-
-    SAFE = "safe"  # reads, and writes that state a target (sending twice ends in the same state)
-    WRITE = "write"  # a change that may have happened before the failure; sent again only when refused
+IN_FLIGHT = "idempotency_key_in_flight"  # 409: the first send of this key still runs
 
 
 @dataclass(frozen=True)
@@ -63,16 +55,15 @@ class RetryPolicy:
 NO_RETRIES = RetryPolicy(attempts=1)
 
 
-def may_retry_answer(safety: Safety, status: int, code: str | None) -> bool:
+def may_retry_answer(status: int, code: str | None) -> bool:
     """Whether an answer with this status and error code may be sent again (see the module's table)."""
-    if status == 429 or (status == 503 and code in BEFORE_ACTING):
-        return True
-    return status == 503 and safety is Safety.SAFE
+    return status in (429, 503) or (status == 409 and code == IN_FLIGHT)
 
 
-def may_retry_failure(exc: httpx.HTTPError) -> bool:
-    """Whether a transport failure happened before anything was sent (the connection was refused)."""
-    return isinstance(exc, httpx.ConnectError)
+def may_retry_failure(exc: httpx.HTTPError, keyed: bool = False) -> bool:
+    """Whether a transport failure may be sent again: nothing was sent (the connection was
+    refused), or the request carries an Idempotency-Key (a resend cannot act twice)."""
+    return isinstance(exc, httpx.ConnectError) or (keyed and isinstance(exc, httpx.TransportError))
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

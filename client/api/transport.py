@@ -1,6 +1,7 @@
 """The only module that talks HTTP: a Call sent with httpx, retried by the rules of retries.py,
 errors translated (errors.py), event streams read with httpx-sse (a background step's resumed when
-it breaks off: resumption.py).
+it breaks off: resumption.py). Every POST, PUT and DELETE carries a fresh Idempotency-Key, the same
+on each of its resends, so a resend never acts twice.
 
 The sync and async transports share everything but the send, the sleep and the stream read:
 `Attempts` decides after each answer or failure whether to wait and send again, or to raise.
@@ -8,6 +9,7 @@ The sync and async transports share everything but the send, the sleep and the s
 
 import contextlib
 import time
+import uuid
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
@@ -21,6 +23,7 @@ from reactstep.client.api.retries import RetryPolicy, may_retry_answer, may_retr
 
 USER_AGENT = "reactstep-client"
 ABANDON_TIMEOUT_S = 2.0  # a stream left early stops its step, but never holds up the one leaving
+IDEMPOTENCY_KEY = "idempotency-key"
 
 
 def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
@@ -34,6 +37,8 @@ def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[s
 def build(http: httpx.Client | httpx.AsyncClient, call: Call, stream: bool) -> httpx.Request:
     """The httpx request of a call (built once; sent again as is on a retry)."""
     headers = dict(call.headers)
+    if call.method != "GET":
+        headers.setdefault(IDEMPOTENCY_KEY, f'"{uuid.uuid4()}"')  # a structured-field string
     if stream:
         headers["accept"] = "text/event-stream"
     return http.build_request(
@@ -49,10 +54,11 @@ def build(http: httpx.Client | httpx.AsyncClient, call: Call, stream: bool) -> h
 class Attempts:
     """The retry bookkeeping of one call: after each answer or failure, a wait, or an error raised."""
 
-    def __init__(self, call: Call, policy: RetryPolicy) -> None:
+    def __init__(self, call: Call, policy: RetryPolicy, request: httpx.Request) -> None:
         self.call = call
         self.policy = policy
         self.made = 0
+        self.keyed = IDEMPOTENCY_KEY in request.headers
 
     def after_answer(self, response: httpx.Response) -> float | None:
         """None when the answer is the one to return; else the seconds to wait before sending again.
@@ -64,7 +70,7 @@ class Attempts:
         retry_after = response.headers.get("retry-after")
         if (
             self.made >= self.policy.attempts
-            or not may_retry_answer(self.call.safety, response.status_code, error.code)
+            or not may_retry_answer(response.status_code, error.code)
             or (response.status_code == 429 and self.policy.waits_too_long(retry_after))
         ):
             raise error
@@ -73,7 +79,7 @@ class Attempts:
     def after_failure(self, request: httpx.Request, exc: httpx.HTTPError) -> float:
         """The seconds to wait before sending again after a transport failure; ConnectionFailed if not."""
         self.made += 1
-        if self.made >= self.policy.attempts or not may_retry_failure(exc):
+        if self.made >= self.policy.attempts or not may_retry_failure(exc, self.keyed):
             raise connection_failed(request.url, exc) from exc
         return self.policy.wait_s(self.made, None)
 
@@ -124,7 +130,7 @@ class SyncTransport:
 
     def _open(self, call: Call, stream: bool) -> httpx.Response:
         request = build(self.http, call, stream)
-        attempts = Attempts(call, self.policy)
+        attempts = Attempts(call, self.policy, request)
         while True:
             try:
                 response = self.http.send(request, stream=stream)
@@ -189,7 +195,7 @@ class AsyncTransport:
         import asyncio  # here, not at the top: a program using the sync Client never loads asyncio
 
         request = build(self.http, call, stream)
-        attempts = Attempts(call, self.policy)
+        attempts = Attempts(call, self.policy, request)
         while True:
             try:
                 response = await self.http.send(request, stream=stream)

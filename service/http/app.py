@@ -24,6 +24,7 @@ from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
 from reactstep.service.http.background_steps import background_steps
 from reactstep.service.http.direct import DirectRoutes
 from reactstep.service.http.disconnects import CancelOnDisconnect
+from reactstep.service.http.idempotency import IdempotencyMiddleware
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.http.routing import MatchedRouter, allowed_methods
@@ -40,8 +41,16 @@ from reactstep.tools.vector_store.store import VectorStore
 
 # What a browser client may send and read (REACTSTEP_CORS_ORIGINS); the key travels in Authorization.
 CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
-CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id", "last-event-id")
-CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate", "location")
+CORS_HEADERS = (
+    "authorization",
+    "content-type",
+    "if-match",
+    "if-none-match",
+    "x-request-id",
+    "last-event-id",
+    "idempotency-key",
+)
+CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate", "location", "idempotent-replayed")
 QUEUE_TIMEOUT_S = 10.0  # a queued request waits at most this long for a slot, then 503 overloaded
 OVERLOAD_RETRY_AFTER_S = 1  # a slot frees within a step's first model call; clients come back soon
 READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few slow senders never starve it
@@ -74,6 +83,12 @@ ROUTES = [
     Route("/openapi.yaml", endpoints.openapi_spec, methods=["GET"]),
     Route("/mcp/{project_id}", mcp_endpoint, methods=["POST"]),
 ]
+# The routes that change something take an Idempotency-Key: every POST, PUT and DELETE but /mcp's.
+KEYED = tuple(
+    route
+    for route in ROUTES
+    if {"POST", "PUT", "DELETE"} & (route.methods or set()) and not route.path.startswith("/mcp/")
+)
 
 
 def create_app(
@@ -119,7 +134,9 @@ def create_app(
 def _middleware(runtime: Runtime) -> list[Middleware]:
     """Outermost first: the request's id, log line and metrics; CORS (a preflight needs no key, and a
     browser may read a 401); who is calling (401); whether there is room (503); a step cancelled
-    when its client leaves; the hot routes answered directly; then the router."""
+    when its client leaves; an answer kept for the request's Idempotency-Key (inside the
+    cancellation, so a request its client left is released, never kept); the hot routes answered
+    directly; then the router."""
     settings, metrics = runtime.settings, runtime.metrics
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, QUEUE_TIMEOUT_S)
     metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
@@ -149,6 +166,12 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
             rejected=metrics.rejected,
         ),
         Middleware(CancelOnDisconnect, paths=[REACT_STEP.path], cancelled=metrics.request_cancelled),
+        Middleware(
+            IdempotencyMiddleware,
+            store=runtime.store,
+            keep_s=settings.idempotency_keep_s,
+            keyed=lambda scope: scope.get("route") in KEYED,
+        ),
         # Innermost: the hot routes skip Starlette's exception layer and router (same answers).
         Middleware(
             DirectRoutes, runtime=runtime, answers=[(EXECUTE_ACTION, endpoints.answer_execute_action)]

@@ -4,6 +4,7 @@ error it raises (with the body's code, message and request_id)."""
 
 import asyncio
 import json
+import re
 import threading
 import time
 from email.utils import formatdate
@@ -62,6 +63,9 @@ def failed(status: int, code: str, retry_after: str | None = "0") -> Answer:
     return status, headers, json.dumps(body).encode()
 
 
+DROPPED: Answer = (0, {}, b"")  # the connection closed with no answer, after the request arrived
+
+
 def events(*pairs: tuple[str, dict[str, Any]]) -> Answer:
     text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in pairs)
     return 200, {"content-type": "text/event-stream"}, text.encode()
@@ -84,6 +88,9 @@ class ScriptedServer:
                 self.rfile.read(length)
                 owner.seen.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
                 status, headers, body = owner.script.pop(0) if len(owner.script) > 1 else owner.script[0]
+                if status == 0:
+                    self.close_connection = True
+                    return
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -152,11 +159,11 @@ CASES: dict[str, tuple[tuple[Any, ...], list[Answer], int, type[ApiError] | None
         None,
     ),
     "a write after 429 is sent again": (APPROVED, [failed(429, "rate_limited"), ok(OBSERVED)], 2, None),
-    "a write that may have happened (503 storage_unavailable) is not sent again": (
+    "a write that may have happened (503 storage_unavailable) is sent again with its key": (
         UPLOAD,
         [failed(503, "storage_unavailable"), ok(STORED)],
-        1,
-        Unavailable,
+        2,
+        None,
     ),
     "an execute_action without approval_token (nothing it can write) is sent again": (
         EXECUTE,
@@ -164,11 +171,23 @@ CASES: dict[str, tuple[tuple[Any, ...], list[Answer], int, type[ApiError] | None
         2,
         None,
     ),
-    "an approved write the server began is not sent again": (
+    "an approved write the server began is sent again with its key": (
         APPROVED,
         [failed(503, "storage_unavailable"), ok(OBSERVED)],
-        1,
-        Unavailable,
+        2,
+        None,
+    ),
+    "a write whose key is still at work is sent again, and gets its answer": (
+        APPROVED,
+        [failed(409, "idempotency_key_in_flight"), ok(OBSERVED)],
+        2,
+        None,
+    ),
+    "an approved write cut off before its answer is sent again with its key": (
+        APPROVED,
+        [DROPPED, ok(OBSERVED)],
+        2,
+        None,
     ),
     "an approved write refused by admission is sent again": (
         APPROVED,
@@ -223,6 +242,21 @@ def test_retries_by_route_and_answer(mode: str, name: str) -> None:
             )
             assert raised.value.request_id == f"req-{code}"
     assert len(server.seen) == sends
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_change_carries_a_fresh_key_and_each_resend_the_same(mode: str) -> None:
+    script = [failed(503, "storage_unavailable"), ok(STORED), ok(STORED), ok(PROJECT), DROPPED]
+    with ScriptedServer(script) as server:
+        call(mode, server.url, *UPLOAD)
+        call(mode, server.url, *UPLOAD)
+        call(mode, server.url, "projects.get", "demo")
+        with pytest.raises(ConnectionFailed):  # a read cut off is not sent again: it has no key
+            call(mode, server.url, "projects.get", "demo")
+    keys = [headers.get("idempotency-key") for _, _, headers in server.seen]
+    assert len(keys) == 5 and keys[3] is None and keys[4] is None
+    assert keys[0] == keys[1] != keys[2]
+    assert re.fullmatch(r'"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}"', str(keys[2]))
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -79,6 +79,7 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
         "diff": ["-    return text.upper()", "+    return text.upper() + '!'"],
         "written": "Wrote src/util/strings.py (+1 -1 lines).",
         "background": ["step", ["thought", "result"]],
+        "retried": [200, "true", True],
         "answer": ["final_answer", "shout() now ends with '!'."],
         "budget": {"priced": False, "counted": True},  # openai/scripted has no price: tokens only
         "over_budget": [429, "budget_exhausted", True],

@@ -79,6 +79,15 @@ class JournaledStore:
     def delete_project(self, project_id: str) -> None:
         self._base.delete_project(project_id)
 
+    def get_record(self, name: str) -> tuple[bytes, str] | None:
+        return self._base.get_record(name)
+
+    def put_record_if(self, name: str, data: bytes, expected_etag: str | None) -> str:
+        return self._base.put_record_if(name, data, expected_etag)
+
+    def delete_record(self, name: str) -> None:
+        self._base.delete_record(name)
+
     def _recorded(self, info: ObjectInfo | None, change: Change | None) -> ObjectInfo:
         assert info is not None and change is not None  # a put always writes and journals
         self.changes.append(change)

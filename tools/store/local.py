@@ -15,6 +15,7 @@ from reactstep.tools.store.links import has_link, link_free_stat
 from reactstep.tools.store.memos import ContentMemo, EtagMemo
 from reactstep.tools.store.objects import (
     INDEX_DIR,
+    RECORDS_DIR,
     ObjectInfo,
     check_index_name,
     check_project_id,
@@ -181,6 +182,43 @@ class LocalStore:
         except OSError as exc:
             raise StoreUnavailable(f"local store delete failed: {exc.strerror}") from exc
 
+    def get_record(self, name: str) -> tuple[bytes, str] | None:
+        """The record's bytes and MD5, or None when there is none."""
+        target = self._record_path(name)
+        try:
+            data = target.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
+        return data, hashlib.md5(data).hexdigest()
+
+    def put_record_if(self, name: str, data: bytes, expected_etag: str | None) -> str:
+        """Replace the record only while its MD5 is `expected_etag` (None: while absent)."""
+        target = self._record_path(name)
+        with _project_lock(target.parent):  # which makes the folder on first use
+            found = self.get_record(name)
+            if (found[1] if found is not None else None) != expected_etag:
+                raise StaleFile(name)
+            try:
+                # Not synced to disk: a record lost to a crash is a retry that runs again, no data lost.
+                _write_atomically(target, data, durable=False)
+            except OSError as exc:
+                raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
+        return hashlib.md5(data).hexdigest()
+
+    def delete_record(self, name: str) -> None:
+        """Remove one record; a missing one is fine."""
+        try:
+            self._record_path(name).unlink(missing_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"local store delete failed: {exc.strerror}") from exc
+
+    def _record_path(self, name: str) -> Path:
+        """root/.reactstep-records/<name>, beside the projects and inside none."""
+        check_index_name(name)
+        return self._root / RECORDS_DIR / name
+
     def _index_path(self, project_id: str, name: str) -> Path:
         """root/.reactstep-index/<project_id>/<name>, beside the projects."""
         check_project_id(project_id)
@@ -255,15 +293,17 @@ def _project_lock(project_dir: Path) -> Iterator[None]:
         os.close(descriptor)  # closing the descriptor releases the lock
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Write a temp file beside `target`, then rename it over `target` in one step."""
+def _write_atomically(target: Path, data: bytes, durable: bool = True) -> None:
+    """Write a temp file beside `target`, then rename it over `target` in one step (its bytes on
+    disk first when `durable`)."""
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX)
     try:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide files from other local readers
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())  # durable before the rename makes it visible
+            if durable:
+                os.fsync(handle.fileno())  # durable before the rename makes it visible
         os.replace(temp, target)
     finally:
         Path(temp).unlink(missing_ok=True)

@@ -9,6 +9,9 @@ in factory.py picks one.
 Index files (the symbol index, the project overview) live beside the projects, outside every
 project's tree: "<root>/.reactstep-index/<project_id>/<name>". A project id never starts with
 '.', so no project can be called ".reactstep-index", and list/get never reach them.
+
+Records are the server's own files, beside every project and no project's: "<root>/.reactstep-records/
+<name>" (the answers kept for Idempotency-Key). Deleting a project leaves them.
 """
 
 import re
@@ -20,6 +23,7 @@ from reactstep.tools.errors import ToolError
 from reactstep.tools.store.paths import ROOT, ProjectPath
 
 INDEX_DIR = ".reactstep-index"
+RECORDS_DIR = ".reactstep-records"
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -69,6 +73,9 @@ class ObjectStore(Protocol):
     ) -> str: ...
     def delete_index_file(self, project_id: str, name: str) -> None: ...
     def delete_project(self, project_id: str) -> None: ...
+    def get_record(self, name: str) -> tuple[bytes, str] | None: ...
+    def put_record_if(self, name: str, data: bytes, expected_etag: str | None) -> str: ...
+    def delete_record(self, name: str) -> None: ...
 
 
 def check_project_id(project_id: str) -> None:

@@ -4,8 +4,9 @@ Every call, reads included, goes through the one boto3 client and runs on the ca
 service's worker threads).
 
 Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
-outside every project's keys. botocore errors are translated by s3_errors.py and nowhere else: a
-missing key becomes a ToolError, anything else a StoreUnavailable.
+outside every project's keys, and the server's records "<prefix>/.reactstep-records/<name>". botocore
+errors are translated by s3_errors.py and nowhere else: a missing key becomes a ToolError, anything
+else a StoreUnavailable.
 """
 
 import contextlib
@@ -17,6 +18,7 @@ from typing import Any
 from reactstep.tools.errors import ToolError
 from reactstep.tools.store.objects import (
     INDEX_DIR,
+    RECORDS_DIR,
     ObjectInfo,
     check_index_name,
     check_project_id,
@@ -165,6 +167,31 @@ class S3Store:
                         self._client.delete_objects(
                             Bucket=self._bucket, Delete={"Objects": keys, "Quiet": True}
                         )
+
+    def get_record(self, name: str) -> tuple[bytes, str] | None:
+        """The record's bytes and ETag, or None when there is none."""
+        try:
+            with s3_errors(name):
+                return self._fetch(self._record_key(name))
+        except ToolError:
+            return None
+
+    def put_record_if(self, name: str, data: bytes, expected_etag: str | None) -> str:
+        """Upload the record only while its ETag is `expected_etag` (None: while absent)."""
+        condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
+        key = self._record_key(name)
+        with s3_errors(name), stale_on_conflict(name):
+            reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data, **condition)
+        return _etag(reply) or hashlib.md5(data).hexdigest()
+
+    def delete_record(self, name: str) -> None:
+        """Remove one record; a missing one is fine."""
+        with s3_errors(name):
+            self._client.delete_object(Bucket=self._bucket, Key=self._record_key(name))
+
+    def _record_key(self, name: str) -> str:
+        check_index_name(name)
+        return "/".join(part for part in (self._prefix, RECORDS_DIR, name) if part)
 
     def _fetch(self, key: str) -> tuple[bytes, str]:
         """The object's bytes and ETag (unquoted)."""

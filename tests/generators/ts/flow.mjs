@@ -4,7 +4,7 @@
 // prints one JSON line of what it saw.
 //
 //   REACTSTEP_SERVER=http://127.0.0.1:8000 REACTSTEP_CLIENT_API_KEY=... node flow.mjs <folder> <project> <question>
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import createClient from "openapi-fetch";
@@ -144,8 +144,25 @@ const action = proposed.action_details;
 if (proposed.status !== "action_proposed" || action === undefined) throw new Error(`no action: ${proposed.status}`);
 const preview = await execute(action.tool_name, action.tool_args);
 if (preview.approval === undefined) throw new Error(`no approval asked: ${preview.observation}`);
-// An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token.
-const written = await execute(action.tool_name, action.tool_args, preview.approval.token);
+// An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token,
+// and with an Idempotency-Key: a retry of it (its answer lost to a timeout, say) gets the first answer
+// back, marked Idempotent-Replayed, and nothing is written twice.
+const key = `"${randomUUID()}"`;
+const approve = () =>
+  api.POST("/api/agent/execute_action", {
+    params: { header: { "Idempotency-Key": key } },
+    body: {
+      project_id: project,
+      session_id: "ide-plugin",
+      tool_name: action.tool_name,
+      tool_args: action.tool_args,
+      approval_token: preview.approval?.token,
+    },
+  });
+const approved = await approve();
+if (approved.data === undefined) fail("approved write", approved);
+const written = /** @type {schemas["ExecuteActionResponse"]} */ (approved.data);
+const retried = await approve();
 // The last step in the background, as a plugin on a flaky network asks it: its stream's first event names
 // the step; the connection drops (here: the plugin stops reading); the rest comes from the step's events
 // with Last-Event-ID, and its answer from GET /api/agent/steps/{step_id}, without a second model call.
@@ -198,6 +215,7 @@ console.log(
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
     written: written.observation.split("\n")[0],
     background: [first?.event, resumedEvents],
+    retried: [retried.response.status, retried.response.headers.get("Idempotent-Replayed"), retried.data?.observation === written.observation],
     answer: [answered.status, answered.final_answer],
     budget: { priced: answered.budget?.priced, counted: typeof answered.budget?.tokens_left === "number" },
     over_budget: [refused.response.status, refused.error?.error.code, refused.response.headers.has("retry-after")],

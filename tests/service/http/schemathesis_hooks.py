@@ -4,8 +4,12 @@
                    part holds at most 255 bytes of UTF-8 (the pattern counts 255 characters)
     client tools   no two share a name (uniqueItems compares whole items, not one field)
     prompt_fit     a pinned fit elides and leaves out no more than conversation_history holds
-A valid-looking request refused 422 for breaking one of these is no finding: that failure is
-dropped here, and only that one. Loaded through schemathesis.toml's `hooks`.
+    Idempotency-Key  a key is sent again only with the request it first came with (422
+                   idempotency_key_reused for another: the protocol working, as a 412 is)
+    Content-Digest a well-formed digest names the body's own bytes (400 digest_mismatch for
+                   another: the protocol working; generated digests rarely match)
+A valid-looking request refused (422, or 400 for a digest) for breaking one of these is no finding:
+that failure is dropped here, and only that one. Loaded through schemathesis.toml's `hooks`.
 """
 
 import unicodedata
@@ -43,8 +47,13 @@ def repeats_a_client_tool(case: Any) -> bool:
 @schemathesis.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
     """Keep every failure but a 422 for a request that breaks an unsayable rule."""
+    headers = case.headers or {}
+    if response.status_code == 400:
+        return not (b'"digest_mismatch"' in response.content and "Content-Digest" in headers)
     if response.status_code != 422:
         return True
+    if b'"idempotency_key_reused"' in response.content and "Idempotency-Key" in headers:
+        return False
     if b'"invalid_path"' in response.content and any(unsayable(path) for path in paths_of(case)):
         return False
     if b'"field":"prompt_fit"' in response.content and pins_past_the_history(case):

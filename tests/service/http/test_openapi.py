@@ -29,7 +29,7 @@ from reactstep.service.http.auth import key_entry
 from reactstep.service.http.endpoints import OPENAPI_PATH
 from reactstep.service.llm.protocol import LLMReply, LLMRequest, NativeToolCall
 from reactstep.service.settings import Settings
-from reactstep.tools.errors import StoreUnavailable
+from reactstep.tools.errors import StaleFile, StoreUnavailable
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.store.local import LocalStore
@@ -335,6 +335,13 @@ class BrokenStore(LocalStore):
         raise StoreUnavailable("connection refused")
 
 
+class RacedStore(LocalStore):
+    """A store where another replica's claim of every Idempotency-Key lands just before ours."""
+
+    def put_record_if(self, name: str, data: bytes, expected_etag: str | None) -> str:
+        raise StaleFile(name)
+
+
 @dataclass(frozen=True)
 class Call:
     """One request to the app, what it must answer, and what the spec says of its body."""
@@ -354,6 +361,7 @@ class Call:
     headers: dict[str, str] = field(default_factory=dict)
     media: str | None = "application/json"  # the answer's content type; None: no body (204, 304)
     tool_write: bool = False  # journal a tool's write of src/app.py before the call
+    racing_claims: bool = False  # another replica always claims the Idempotency-Key first
 
 
 def step(**extra: Any) -> dict[str, Any]:
@@ -1222,6 +1230,27 @@ CALLS: dict[str, Call] = {
     ),
 }
 
+# Every route that changes something takes an Idempotency-Key: a malformed one is 400, and one whose
+# first request still runs (here: claimed by another replica each time we look) is 409.
+KEYED_ROUTES = [
+    ("react_step", "POST", REACT),
+    ("execute_action", "POST", EXECUTE),
+    ("index", "POST", INDEX),
+    *[(name, method, path) for name, method, path in PROJECT_ROUTES if method != "GET"],
+]
+for _name, _method, _path in KEYED_ROUTES:
+    CALLS[f"{_name} bad idempotency key"] = Call(
+        _method, _path, 400, headers={"idempotency-key": "a b"}, code="invalid_idempotency_key"
+    )
+    CALLS[f"{_name} idempotency key in flight"] = Call(
+        _method,
+        _path,
+        409,
+        headers={"idempotency-key": "k1"},
+        racing_claims=True,
+        code="idempotency_key_in_flight",
+    )
+
 
 EMBEDDING_FAULTS = {
     ("/api/agent/execute_action", "post", "502"),
@@ -1298,7 +1327,8 @@ def answer(call: Call, tmp_path: Path) -> tuple[Any, ScriptedGateway]:
         "llm_tool_calling": "text",
     }
     settings = Settings(**{**fields, **call.settings})
-    store = (BrokenStore if call.broken_store else LocalStore)(tmp_path / "objects")
+    kind = BrokenStore if call.broken_store else RacedStore if call.racing_claims else LocalStore
+    store = kind(tmp_path / "objects")
     if not call.broken_store:
         store.put("demo", "src/app.py", FILE_TEXT.encode())
     if call.tool_write:
