@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.http.auth import key_entry
-from reactstep.service.logs import JsonFormatter
+from reactstep.service.logs.lines import JsonFormatter
 from reactstep.tools.store.local import LocalStore
 from tests.service.step.test_react_step import step_body
 
