@@ -84,10 +84,15 @@ ROUTES = [
     Route("/mcp/{project_id}", mcp_endpoint, methods=["POST"]),
 ]
 # The routes that change something take an Idempotency-Key: every POST, PUT and DELETE but /mcp's.
+# What takes an Idempotency-Key: every route that changes something, but /mcp (its own protocol) and
+# the two that stop work (an index run, a background step), which a resend cannot do twice anyway.
+STOPS = (projects.stop_index, steps.delete_step)
 KEYED = tuple(
     route
     for route in ROUTES
-    if {"POST", "PUT", "DELETE"} & (route.methods or set()) and not route.path.startswith("/mcp/")
+    if {"POST", "PUT", "DELETE"} & (route.methods or set())
+    and not route.path.startswith("/mcp/")
+    and route.endpoint not in STOPS
 )
 
 

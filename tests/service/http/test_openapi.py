@@ -1236,7 +1236,11 @@ KEYED_ROUTES = [
     ("react_step", "POST", REACT),
     ("execute_action", "POST", EXECUTE),
     ("index", "POST", INDEX),
-    *[(name, method, path) for name, method, path in PROJECT_ROUTES if method != "GET"],
+    *[
+        (name, method, path)
+        for name, method, path in PROJECT_ROUTES
+        if method != "GET" and name != "index stop"
+    ],
 ]
 for _name, _method, _path in KEYED_ROUTES:
     CALLS[f"{_name} bad idempotency key"] = Call(
