@@ -4,7 +4,8 @@
 
 AuthMiddleware      public paths (health, readiness, version, the contract) pass; any other request needs
                     `Authorization: Bearer <key>` whose SHA-256 is a configured entry, else 401
-                    unauthorized; the entry's grant rides on the request (scope["state"]["grant"])
+                    unauthorized; the entry's grant rides on the request (scope["state"]["grant"]), and
+                    who called (scope["state"]["caller"]: the key's SHA-256, "dev-mode" without keys)
 authorize_project   every endpoint that takes a project_id, on every request: the grant must cover
                     it, else 403 forbidden_project
 no keys configured  dev mode: every request is granted every project; `reactstep serve` allows it
@@ -40,9 +41,11 @@ DEV_MODE_WARNING = (
 
 @dataclass(frozen=True)
 class Grant:
-    """The projects one caller may use: fnmatch patterns over project ids ('*' is all)."""
+    """The projects one caller may use: fnmatch patterns over project ids ('*' is all); and who that
+    caller is (what MCP binds a write's requestState to)."""
 
     patterns: tuple[str, ...]
+    caller: str = "dev-mode"
 
     def allows(self, project_id: str) -> bool:
         """Whether the grant covers this project."""
@@ -71,7 +74,7 @@ def parse_key_entries(entries: list[str]) -> tuple[KeyEntry, ...]:
             raise ValueError(
                 f"REACTSTEP_API_KEYS entry {position} is not 'sha256:<64 hex digits>:<project glob>[,...]'"
             )
-        grant = Grant(tuple(match["scope"].split(",")))
+        grant = Grant(tuple(match["scope"].split(",")), caller=match["digest"].lower())
         parsed.append(KeyEntry(bytes.fromhex(match["digest"]), grant))
     return tuple(parsed)
 
@@ -105,7 +108,8 @@ class AuthMiddleware:
         if grant is None:
             await _unauthorized()(scope, receive, send)
             return
-        scope.setdefault("state", {})["grant"] = grant
+        state = scope.setdefault("state", {})
+        state["grant"], state["caller"] = grant, grant.caller
         await self.app(scope, receive, send)
 
     def grant_for(self, authorization: str | None) -> Grant | None:

@@ -24,7 +24,8 @@ from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import received_body
 from reactstep.service.http.json_shape import check_json_shape
 from reactstep.service.mcp.local import local_caller, local_tools
-from reactstep.service.mcp.server import HttpTransport, build_server
+from reactstep.service.mcp.server import build_server
+from reactstep.service.mcp.transports import HttpTransport
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.workspace.projects import require_project_from_loop
