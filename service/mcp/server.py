@@ -81,7 +81,6 @@ def build_server(tools: list[dict[str, Any]], call: ToolCall, project_id: str | 
     """An MCP server for the manifest `tools`; project_id None: the project is the HTTP request URL's."""
     asking_tools = [mcp_tool(entry, token_argument=False) for entry in tools]
     token_tools = [mcp_tool(entry, token_argument=True) for entry in tools]
-    schemas = {entry["name"]: entry["parameters"] for entry in tools}
     approving = {entry["name"] for entry in tools if entry["requires_approval"]}
 
     def caller_of(ctx: ServerRequestContext[Any]) -> Caller:
@@ -117,14 +116,14 @@ def build_server(tools: list[dict[str, Any]], call: ToolCall, project_id: str | 
         text = types.TextResourceContents(uri=params.uri, text=answer.observation, mime_type="text/markdown")
         return types.ReadResourceResult(contents=[text])
 
-    return Server(
+    server: Server[Any] = Server(
         "reactstep",
         version=package_version(),
         instructions=INSTRUCTIONS,
         cache_hints=CACHE_HINTS,
-        # The registry validates arguments itself, with the same messages as execute_action; this
-        # only spares the SDK a tools/list per call when it checks Mcp-Param headers.
-        get_tool_input_schema=schemas.get,
+        # No tool declares an Mcp-Param header (x-mcp-header), so there is nothing to check them
+        # against: without this the SDK walks the tool's schema on every call (or lists the tools).
+        get_tool_input_schema=no_param_headers,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -132,6 +131,15 @@ def build_server(tools: list[dict[str, Any]], call: ToolCall, project_id: str | 
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    # The SDK opens an OpenTelemetry span per message by default; nothing here exports them, and it
+    # was a tenth of a read_file call's time over MCP (bench/mcp_overhead.py).
+    server.middleware.clear()
+    return server
+
+
+def no_param_headers(name: str) -> None:
+    """No tool's input schema declares an Mcp-Param header."""
+    return None
 
 
 async def list_prompts(ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:

@@ -1,5 +1,7 @@
 """The MCP server on the wire: streamable HTTP without sessions, and stdio."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from io import TextIOWrapper
 from typing import IO, Any
 
@@ -7,29 +9,58 @@ import anyio
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Scope, Send
 
 
 class HttpTransport:
     """Streamable HTTP without sessions: every request stands alone, so any replica answers it.
 
-    Each request gets a session manager and task group of its own that end with it: nothing outlives
-    a request, so the app needs no MCP lifespan (and stays usable by servers and test clients that
-    run the lifespan more than once, or never). A request with MCP-Protocol-Version 2026-07-28 is the
-    SDK's single exchange; an older one (or none) its stateless transport for the 2025 revisions.
+    A 2026-07-28 request (MCP-Protocol-Version) is the SDK's single exchange, run inline in the
+    request's own task: while the app's lifespan runs (`serving`), one session manager answers them
+    all. An older revision's request (or one without the header) runs the SDK's stateless transport
+    in a task group of its own, so a manager and task group per request that end with it: the
+    handler's task then starts in the request's context (its log line), and an app whose lifespan
+    never ran (or runs more than once) answers all the same.
     """
 
     def __init__(self, server: Server[Any], json_response: bool) -> None:
         self._server = server
         self._json_response = json_response
+        self._shared: StreamableHTTPSessionManager | None = None
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """The shared session manager of 2026-07-28 requests, for the app's lifespan."""
+        manager = self._manager()
+        async with manager.run():
+            self._shared = manager
+            try:
+                yield
+            finally:
+                self._shared = None
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one MCP request whose caller and project were checked already."""
-        sessions = StreamableHTTPSessionManager(
-            app=self._server, stateless=True, json_response=self._json_response
-        )
+        if self._shared is not None and _protocol_version(scope) in MODERN_PROTOCOL_VERSIONS:
+            await self._shared.handle_request(scope, receive, send)
+            return
+        sessions = self._manager()
         async with sessions.run():
             await sessions.handle_request(scope, receive, send)
+
+    def _manager(self) -> StreamableHTTPSessionManager:
+        return StreamableHTTPSessionManager(
+            app=self._server, stateless=True, json_response=self._json_response
+        )
+
+
+def _protocol_version(scope: Scope) -> str | None:
+    """The request's MCP-Protocol-Version header."""
+    for name, value in scope["headers"]:
+        if name == b"mcp-protocol-version":
+            return str(value.decode("latin-1"))
+    return None
 
 
 async def serve_stdio(server: Server[Any], output: IO[bytes]) -> None:
