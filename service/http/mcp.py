@@ -5,7 +5,10 @@
       AdmissionMiddleware   the body whole and bounded (413, 408), then a slot (503 overloaded)
       mcp_endpoint          a browser Origin not allowed: 403 forbidden_origin
                             a project outside the key's globs: 403 forbidden_project
-                            no such project: 404 project_not_found
+                            no such project: 404 project_not_found (a 2026-07-28 tools/call, whose
+                              Mcp-Method header the SDK holds to its body, checks it as execute_action
+                              does: a read only when it fails, so one store request per read_file; a
+                              missing project is then the call's error result)
                             a body declared over REACTSTEP_MAX_BODY_BYTES: 413 payload_too_large
                             arrays and objects nested too deep: 400 json_too_deep
                             more values than any call needs: 413 payload_too_large
@@ -25,7 +28,7 @@ from reactstep.service.http.bodies import received_body
 from reactstep.service.http.json_shape import check_json_shape
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.server import build_server
-from reactstep.service.mcp.transports import HttpTransport
+from reactstep.service.mcp.transports import HttpTransport, checks_its_project
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
 from reactstep.service.workspace.projects import require_project_from_loop
@@ -47,7 +50,8 @@ class McpEndpoint:
         runtime: Runtime = request.app.state.runtime
         check_origin(request.headers.get("origin"), runtime.settings.cors_origins)
         project_id = authorize_project(request.scope, check_project_id(request.path_params["project_id"]))
-        await require_project_from_loop(project_id, runtime)
+        if not checks_its_project(request.headers):
+            await require_project_from_loop(project_id, runtime)
         body = received_body(scope)
         await check_json_shape(body)  # too many values, too deep; not JSON: the SDK's
         check_text(body)  # but not bytes that are no text: the SDK fails on them (500)

@@ -1,6 +1,6 @@
 """The MCP server on the wire: streamable HTTP without sessions, and stdio."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from io import TextIOWrapper
 from typing import IO, Any
@@ -53,6 +53,16 @@ class HttpTransport:
         return StreamableHTTPSessionManager(
             app=self._server, stateless=True, json_response=self._json_response
         )
+
+
+def checks_its_project(headers: Mapping[str, str]) -> bool:
+    """Whether the request is a 2026-07-28 tools/call, which checks its project as execute_action does.
+
+    Its Mcp-Method header is the body's method: the SDK refuses the request (400) when they differ.
+    """
+    return headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS and headers.get("mcp-method") == (
+        "tools/call"
+    )
 
 
 def _protocol_version(scope: Scope) -> str | None:

@@ -113,3 +113,29 @@ def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> 
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     response = post_raw(server, "/mcp/demo", notification, bearer(DEMO_KEY))
     assert (response.status_code, response.content) == (202, b"")
+
+
+def test_a_2026_tools_call_on_a_missing_project_says_so_in_its_result(server: BackgroundServer) -> None:
+    """Its project is checked as execute_action checks it: by the tool, not by a store read first."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = rpc("tools/call", {"_meta": meta, "name": "read_file", "arguments": {"file_path": "a.py"}})
+    headers = {
+        **bearer(ALL_KEY),
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "read_file",
+    }
+    answer = post_raw(server, "/mcp/nope", call, headers)
+    assert answer.status_code == 200
+    result = answer.json()["result"]
+    assert (result["isError"], result["content"][0]["text"]) == (
+        True,
+        "Error: project_not_found: project 'nope' does not exist; create it with PUT /api/projects/nope",
+    )
+    lying = post_raw(server, "/mcp/nope", call, {**headers, "mcp-method": "tools/list"})
+    assert lying.status_code == 404  # a header that names another method is checked as that method
+    old = post_raw(server, "/mcp/nope", call, {**headers, "mcp-protocol-version": "2025-11-25"})
+    assert old.status_code == 404  # the 2025 transport does not hold Mcp-Method to the body
