@@ -1,6 +1,6 @@
 """A write over MCP: the person approves the diff through the client wherever the client can ask.
 
-    2026-07-28 (any client)     first tools/call -> preview -> input_required: an elicitation showing
+    2026-07-28, elicitation     first tools/call -> preview -> input_required: an elicitation showing
                                 the diff (approve / reject) and requestState, a token bound to the
                                 caller's key, the project, the tool, the arguments' digest, the file's
                                 version and an expiry (tools/writes/approval.py, Approvals.bound_to)
@@ -10,7 +10,7 @@
                                 another caller's requestState: nothing is written, and the reason
     2025 revisions, the client  preview -> elicitation/create with the same question on the open
     declared elicitation        connection -> approve: the write with a token the model never sees
-    2025, neither               the preview returns the diff and approval_token to the model (the
+    no elicitation declared     the preview returns the diff and approval_token to the model (the
                                 REST flow): an approval is only as good as the client's own prompt
 A token that writes by itself never reaches the model where the client can ask: in those modes the
 tool takes no approval_token argument, and the bound token is no approval_token to execute_action.
@@ -54,9 +54,8 @@ NO_TOKEN_HERE = (
 
 
 def can_ask(ctx: ServerRequestContext[Any]) -> bool:
-    """Whether this request's client can ask the person: 2026-07-28, or a 2025 client with elicitation."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return True
+    """Whether this request's client can ask the person: it declared form elicitation (on 2026-07-28
+    in the request's _meta, on the 2025 revisions in initialize, which stateless HTTP never sees)."""
     capabilities = ctx.session.client_capabilities
     elicitation = capabilities.elicitation if capabilities is not None else None
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)

@@ -177,7 +177,9 @@ async def test_the_bridge_runs_each_call_on_the_service(
     assert ("approval_token" in edit.input_schema["properties"]) is (kind == TOKEN_2025)
     assert "2 |     return 42" in texts(read)[0]
     assert texts(wrote) == ["Wrote src/version.py (+1 -1 lines)."]
-    if kind != TOKEN_2025:
+    if kind != TOKEN_2025:  # the model saw no token: not in the tools, not in the result
+        seen = json.dumps([tool.model_dump() for tool in tools]) + json.dumps(wrote.model_dump())
+        assert "approval_token" not in seen
         assert [question.splitlines()[0] for question in person.questions] == [
             "replace_in_file wants to change project demo. Apply this change?"
         ]
@@ -192,7 +194,7 @@ async def test_the_bridge_refuses_a_replayed_or_altered_request_state(
     env = environment(REACTSTEP_CLIENT_API_KEY=DEMO_KEY, REACTSTEP_DATA_DIR=str(tmp_path / "unused"))
     args = ["--project", "demo", "--server", service.url]
     approve = {"approve_write": ElicitResult(action="accept", content={"decision": "approve"})}
-    async with stdio_session(args, env, tmp_path / "stderr.log") as client:
+    async with stdio_session(args, env, tmp_path / "stderr.log", MODERN, Person()) as client:
         asked = await client.session.call_tool("replace_in_file", VERSION_ARGS, allow_input_required=True)
         assert isinstance(asked, InputRequiredResult) and asked.request_state is not None
         state = asked.request_state

@@ -20,6 +20,7 @@ from tests.service.mcp.served import (
     APP_PY,
     DEMO_KEY,
     LEGACY,
+    MODERN,
     WRITE_ARGS,
     Person,
     bearer,
@@ -47,7 +48,7 @@ def changes_of(server: BackgroundServer) -> list[tuple[str, str]]:
 
 
 async def first_round(server: BackgroundServer, key: str = DEMO_KEY) -> InputRequiredResult:
-    async with mcp_session(f"{server.url}/mcp/demo", key) as client:
+    async with mcp_session(f"{server.url}/mcp/demo", key, elicitation=Person()) as client:
         asked = await client.session.call_tool("replace_in_file", WRITE_ARGS, allow_input_required=True)
     assert isinstance(asked, InputRequiredResult)
     return asked
@@ -57,7 +58,7 @@ async def retry(
     server: BackgroundServer, state: str, decision: str = "approve", key: str = DEMO_KEY, args: Any = None
 ) -> CallToolResult:
     answer = {"approve_write": ElicitResult(action="accept", content={"decision": decision})}
-    async with mcp_session(f"{server.url}/mcp/demo", key) as client:
+    async with mcp_session(f"{server.url}/mcp/demo", key, elicitation=Person()) as client:
         result = await client.session.call_tool(
             "replace_in_file", args or WRITE_ARGS, input_responses=answer, request_state=state
         )
@@ -186,10 +187,11 @@ async def test_no_text_the_model_sees_holds_a_token_where_the_client_asks(server
     assert file_of(server) == APP_PY
 
 
-async def test_a_client_that_cannot_ask_keeps_the_token(server: BackgroundServer) -> None:
-    """The initialize handshake over stateless HTTP: the server cannot reach the person, so the model
-    gets the diff and a token, and the token writes once."""
-    async with mcp_session(f"{server.url}/mcp/demo", mode=LEGACY) as client:
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_a_client_that_cannot_ask_keeps_the_token(server: BackgroundServer, mode: str) -> None:
+    """The initialize handshake over stateless HTTP (the server cannot reach the person), or a
+    2026-07-28 client without elicitation: the model gets the diff and a token, which writes once."""
+    async with mcp_session(f"{server.url}/mcp/demo", mode=mode) as client:
         preview = await client.call_tool("replace_in_file", WRITE_ARGS)
         approval = (preview.structured_content or {})["approval"]
         observation, note = texts(preview)

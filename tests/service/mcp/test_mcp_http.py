@@ -12,6 +12,7 @@ from tests.service.mcp.served import (
     DEMO_KEY,
     LEGACY,
     MODERN,
+    Person,
     bearer,
     execute_action,
     mcp_session,
@@ -24,12 +25,14 @@ pytestmark = pytest.mark.anyio
 MODES = [MODERN, LEGACY]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("mode", "asks"), [(MODERN, True), (MODERN, False), (LEGACY, False)])
 async def test_tools_are_the_rest_manifest_with_annotations_and_output(
-    server: BackgroundServer, mode: str
+    server: BackgroundServer, mode: str, asks: bool
 ) -> None:
+    """A write takes approval_token only where the client cannot ask (it declared no elicitation)."""
     manifest = httpx.get(f"{server.url}/api/agent/tools", headers=bearer(DEMO_KEY)).json()["tools"]
-    async with mcp_session(f"{server.url}/mcp/demo", mode=mode) as client:
+    person = Person() if asks else None
+    async with mcp_session(f"{server.url}/mcp/demo", mode=mode, elicitation=person) as client:
         tools = (await client.list_tools()).tools
         again = (await client.list_tools(cache_mode="refresh")).tools
     assert [tool.name for tool in tools] == [entry["name"] for entry in manifest]
@@ -37,7 +40,7 @@ async def test_tools_are_the_rest_manifest_with_annotations_and_output(
     for tool, entry in zip(tools, manifest, strict=True):
         assert tool.description == entry["description"]
         expected = entry["parameters"]
-        if entry["requires_approval"] and mode == LEGACY:  # a client that cannot ask: the token flow
+        if entry["requires_approval"] and not asks:  # a client that cannot ask: the token flow
             properties = {
                 **expected["properties"],
                 "approval_token": tool.input_schema["properties"]["approval_token"],
