@@ -10,7 +10,11 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
+
+from reactstep.service.mcp.read_calls import ReadCalls
+from reactstep.service.mcp.results import Caller
 
 
 class HttpTransport:
@@ -24,10 +28,15 @@ class HttpTransport:
     never ran (or runs more than once) answers all the same.
     """
 
-    def __init__(self, server: Server[Any], json_response: bool) -> None:
+    def __init__(self, server: Server[Any], json_response: bool, reads: ReadCalls) -> None:
         self._server = server
         self._json_response = json_response
+        self._reads = reads
         self._shared: StreamableHTTPSessionManager | None = None
+
+    async def read_call(self, request: Request, body: bytes, caller: Caller) -> bytes | None:
+        """The answer to a plain 2026-07-28 read (read_calls.py), or None for `handle` to answer."""
+        return await self._reads.answer(request, body, caller)
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:

@@ -115,8 +115,9 @@ def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> 
     assert (response.status_code, response.content) == (202, b"")
 
 
-def test_a_2026_tools_call_on_a_missing_project_says_so_in_its_result(server: BackgroundServer) -> None:
-    """Its project is checked as execute_action checks it: by the tool, not by a store read first."""
+def test_a_tools_call_on_a_missing_project_says_so_in_its_result(server: BackgroundServer) -> None:
+    """A 2026-07-28 tools/call, or a plain read of a 2025 client, checks its project as execute_action
+    checks it: by the tool, not by a store read first."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -139,3 +140,11 @@ def test_a_2026_tools_call_on_a_missing_project_says_so_in_its_result(server: Ba
     assert lying.status_code == 404  # a header that names another method is checked as that method
     old = post_raw(server, "/mcp/nope", call, {**headers, "mcp-protocol-version": "2025-11-25"})
     assert old.status_code == 404  # the 2025 transport does not hold Mcp-Method to the body
+    plain_2025 = rpc("tools/call", {"name": "read_file", "arguments": {"file_path": "a.py"}})
+    read = post_raw(
+        server, "/mcp/nope", plain_2025, {**bearer(ALL_KEY), "mcp-protocol-version": "2025-11-25"}
+    )
+    assert (read.status_code, read.json()["result"]["content"][0]["text"]) == (
+        200,
+        result["content"][0]["text"],
+    )
