@@ -152,7 +152,7 @@ def serve_llm(delay_s: float) -> None:
 def serve_service() -> None:
     """Child: the service, configured from REACTSTEP_* variables, logging as `reactstep serve` does."""
     from reactstep.service.http.app import create_app
-    from reactstep.service.logs import configure_logging
+    from reactstep.service.logs.writing import configure_logging
     from reactstep.service.settings import Settings
 
     settings = Settings()
@@ -164,7 +164,7 @@ def serve_service_routed() -> None:
     """Child: the service without http/direct.py's middleware, so every route goes through the router."""
     from reactstep.service.http.app import create_app
     from reactstep.service.http.direct import DirectRoutes
-    from reactstep.service.logs import configure_logging
+    from reactstep.service.logs.writing import configure_logging
     from reactstep.service.settings import Settings
 
     settings = Settings()

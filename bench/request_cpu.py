@@ -47,7 +47,7 @@ async def _measure(requests: int, rounds: int) -> None:
     from starlette.routing import Route
 
     from reactstep.service.http.app import create_app
-    from reactstep.service.logs import configure_logging
+    from reactstep.service.logs.writing import configure_logging
     from reactstep.service.settings import Settings
 
     configure_logging("info", "json", open("/dev/null", "w"))  # noqa: SIM115 - the process's log stream

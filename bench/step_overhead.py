@@ -8,7 +8,7 @@ it), a relay, and this one, which times, interleaved,
     B  litellm.completion with the messages the service sends for that step
 and prints the A/B ratio of medians (goal <= 1.25), the machine's load and the service's peak RSS.
 B is litellm as anyone calls it, with its defaults: OpenAI-style calls go through the OpenAI SDK.
-The service's gateway switches litellm to its own httpx route (gateway.py), so A is also set against
+The service's gateway switches litellm to its own httpx route (completions.py), so A is also set against
 D: B's call on that route, what the service's own LLM call costs bare.
 Then, the same way, C: the same POST to a relay (a bare Starlette app that reads the body and makes
 B's call on a worker thread, peers.py) against B: the least any HTTP server making this call adds.

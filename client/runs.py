@@ -1,6 +1,7 @@
 """`client.run(query, project=..., ...)`: the options of the reference loop, and the loop with its
 trace, as one operation either client runs.
 
+every step's usage.cost_usd ─► summed into the result's cost_usd (traces/format.py's CostSum)
 trace=path ─► GET the project (its version goes into the trace's session line: traces/pinning.py)
           ─► every call of the loop appended to the file as it happens (traces/format.py's format, which
              `reactstep replay` reads)
@@ -27,7 +28,7 @@ from reactstep.client.agent.loop import (
 )
 from reactstep.client.api import operations
 from reactstep.client.api.calls import Op
-from reactstep.client.traces.format import TraceRecorder
+from reactstep.client.traces.format import CostSum, TraceRecorder
 
 
 class RunOptions(TypedDict, total=False):
@@ -45,6 +46,7 @@ class RunOptions(TypedDict, total=False):
     on_thought: ThoughtSink | None
     on_step: Listener | None  # (kind, request, response) of each call, as the trace records it
     session_id: str | None  # default: a new UUID
+    history: Sequence[Mapping[str, Any]]  # earlier turns ({role, content}) and steps, sent before this run's
 
 
 def run(query: str, **options: Unpack[RunOptions]) -> Op[RunResult]:
@@ -57,26 +59,31 @@ def run(query: str, **options: Unpack[RunOptions]) -> Op[RunResult]:
         session_id=options.get("session_id") or str(uuid.uuid4()),
         user_query=query,
         max_iterations=_or_default(options.get("max_steps"), 10),
+        earlier=[dict(item) for item in options.get("history", ())],
         llm_config={key: value for key, value in _body(options.get("llm")).items() if value is not None},
         llm_key=options.get("llm_key"),
         stream=options.get("stream") or False,
         client_tools=[operations.body_of(tool) for tool in options.get("tools", ())],
     )
     on_step = options.get("on_step")
+    cost = CostSum()
     local = LocalSide(
         run_tool=options.get("on_action"),
         approve=options.get("approve") or refuse,
-        listeners=[] if on_step is None else [on_step],
+        listeners=[cost] if on_step is None else [cost, on_step],
         on_thought=options.get("on_thought"),
     )
     trace = options.get("trace")
     if trace is None:
-        return (yield from run_loop(question, local))
-    version = (yield from operations.describe_project(question.project_id)).version
-    question.include_llm_request = True  # the trace keeps what the LLM was asked, for replay's diffs
-    with Path(trace).open("w") as stream:
-        local.listeners.append(TraceRecorder(stream, question, version))
-        return (yield from run_loop(question, local))
+        result = yield from run_loop(question, local)
+    else:
+        version = (yield from operations.describe_project(question.project_id)).version
+        question.include_llm_request = True  # the trace keeps what the LLM was asked, for replay's diffs
+        with Path(trace).open("w") as stream:
+            local.listeners.append(TraceRecorder(stream, question, version))
+            result = yield from run_loop(question, local)
+    result.cost_usd = cost.total_usd()
+    return result
 
 
 def _or_default(value: int | None, default: int) -> int:

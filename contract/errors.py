@@ -1,18 +1,22 @@
 """Errors: the one tree every error of the product belongs to, and the bodies they answer with.
 
-Every error answer is {"error": {code, message, request_id[, details]}}: the class says the code and
-the HTTP status, the instance says the message (and details, and headers such as Retry-After).
+Every error answer is {"error": {code, message, request_id[, details]}}: the class says the HTTP
+status and the code, the instance says the message (and details, and headers such as Retry-After).
+Where errors differ only by their code, one class carries them all as data: `codes` lists the others
+it may carry, and the raiser names one (`NotFound(message, code="file_not_found")`).
 The tree's root and the families both sides subclass live here, where the service and the tools may
 both import them; the leaves live with what raises them (tools/errors.py, service/errors.py):
 
     ServiceError (500, internal_error)                  a failure of the server itself
-    ├── BadRequest (400, bad_request)                   service: invalid_json, json_too_deep, ...
-    │   └── ValidationFailed (422, validation_failed)   service: history_too_long, max_tokens_too_large
+    ├── BadRequest (400, bad_request; invalid_digest, digest_mismatch)
+    │   │                                               service: invalid_json, json_too_deep, ...
+    │   └── ValidationFailed (422, validation_failed; max_tokens_too_large)
+    │       │                                           service: history_too_long
     │       └── tools UnsafePath (422, invalid_path)
-    ├── NotFound (404, not_found)                       service: file_not_found, version_not_found
+    ├── NotFound (404, not_found; file_not_found, version_not_found)
     │   ├── tools ProjectNotFound (404, project_not_found)
     │   └── tools VersionNotKept (404, version_not_found)
-    ├── Conflict (409, conflict)                        service: name_collision
+    ├── Conflict (409, conflict; name_collision)
     │   └── tools StaleFile, WriteBusy (409, conflict)
     ├── UpstreamError (502, upstream_error)             service: llm_*, embedding_unavailable
     │   └── tools BackEndFailure: StoreUnavailable (503, storage_unavailable),
@@ -20,7 +24,7 @@ both import them; the leaves live with what raises them (tools/errors.py, servic
     ├── tools ToolError (500, internal_error)           an observation the model reads, never an answer
     │   └── UnsafePath, ProjectNotFound, VersionNotKept, StaleFile, WriteBusy, ApprovalRefused, ...
     ├── tools VectorStoreError (500, internal_error)    our own misuse of the vector store
-    └── service: Unauthorized, ForbiddenProject, ..., Overloaded, MethodNotAllowed
+    └── service: Unauthorized, Forbidden, ..., Overloaded, MethodNotAllowed
 
 docs/http-api.md's table of codes is made from the tree (scripts/api_table.py).
 """
@@ -91,15 +95,29 @@ class ValidationErrorBody(WireModel):
 class ServiceError(Exception):
     """The root: a failure with an HTTP status and a stable machine-readable code."""
 
-    status: ClassVar[int] = 500
-    code: ClassVar[str] = "internal_error"
+    status: int = 500
+    code: str = "internal_error"
+    # The other codes an instance of this very class may carry (with its status), named when raised.
+    # A subclass does not inherit them (carried_codes).
+    codes: ClassVar[frozenset[str]] = frozenset()
     # Seconds a client should wait before trying again (the Retry-After header), when known.
     retry_after_s: float | None = None
 
-    def __init__(self, message: str, *, details: Any = None) -> None:
+    def __init__(self, message: str, *, details: Any = None, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message  # what the answer says; str() may say less (tools' BackEndFailure)
         self.details = details
+        if code is not None:
+            if code not in type(self).carried_codes():
+                raise ValueError(f"{type(self).__name__} does not carry the code {code!r}")
+            self.code = code
+
+    @classmethod
+    def carried_codes(cls) -> frozenset[str]:
+        """Every code an instance of this very class may carry: its own and the `codes` it declares
+        (a subclass declares its own; it does not inherit them)."""
+        declared: frozenset[str] = vars(cls).get("codes", frozenset())
+        return declared | {cls.code}
 
     def headers(self) -> dict[str, str]:
         """Headers the answer carries besides the body: Retry-After (whole seconds, rounded up)."""
@@ -111,11 +129,15 @@ class ServiceError(Exception):
 class BadRequest(ServiceError):
     status = 400
     code = "bad_request"
+    # a Content-Digest header that is not an RFC 9530 dictionary of byte sequences; a body whose
+    # digest is not the one its header announced (nothing was stored)
+    codes = frozenset({"invalid_digest", "digest_mismatch"})
 
 
 class ValidationFailed(BadRequest):
     status = 422
     code = "validation_failed"
+    codes = frozenset({"max_tokens_too_large"})
 
     @classmethod
     def naming(cls, details: list[dict[str, str]], total: int | None = None) -> "ValidationFailed":
@@ -130,6 +152,7 @@ class ValidationFailed(BadRequest):
 class NotFound(ServiceError):
     status = 404
     code = "not_found"
+    codes = frozenset({"file_not_found", "version_not_found"})
 
 
 class Conflict(ServiceError):
@@ -137,6 +160,9 @@ class Conflict(ServiceError):
 
     status = 409
     code = "conflict"
+    # name_collision: a new path that differs from an existing one only by case or Unicode
+    # normalisation (one file on a case-insensitive disk)
+    codes = frozenset({"name_collision"})
 
 
 class UpstreamError(ServiceError):

@@ -113,6 +113,8 @@ class IndexJob(IndexProgress):
     embedding_model_config: Any = None
     """The run's model, to start it again should its server die (never any key)."""
     full: bool | None = None
+    stopping: bool | None = None
+    """A stop was asked (DELETE /api/projects/{project_id}/index): the run ends at its next step."""
 
 
 class IndexAccepted(WireModel):
@@ -121,3 +123,15 @@ class IndexAccepted(WireModel):
     project_id: str
     indexing: dict[str, Any]
     """The job's state (an IndexJob), or `{state: done, indexed_version}` when it already ended."""
+
+
+class IndexStop(WireModel):
+    """DELETE /api/projects/{project_id}/index: the run at work stopped (or none was at work)."""
+
+    project_id: str
+    stopped: bool
+    """A run was at work and has ended; false: there was none to stop."""
+    indexed_version: int
+    """The version the index describes: a stopped run does not move it, and the next run completes it."""
+    index_state: Literal["ready", "stale", "indexing"]
+    """As GET /api/projects/{project_id} reports it: `stale` after a stopped run."""

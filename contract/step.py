@@ -232,6 +232,13 @@ class ReactStepRequest(StrictModel):
     """Answer as Server-Sent Events (`text/event-stream`): thought deltas, then one `result` or
     `error` event. See the operation's description.
     """
+    background: bool = False
+    """Run the step apart from this connection (background steps): answered 202 with a
+    `step_id` whose answer GET /api/agent/steps/{step_id} gives, from any replica, for
+    REACTSTEP_STEP_RESULTS_TTL_S. With `stream: true` the answer is the step's events, each with an
+    `id:`; the first, `step`, names the step, and GET /api/agent/steps/{step_id}/events with
+    `Last-Event-ID` sends the rest after a dropped connection, without asking the model again.
+    """
     include_llm_request: bool = False
     """Put the text of what the LLM was asked (`llm_request.rendered`) in the answer, beside its
     hashes: what a recorded trace keeps so that a replay can show a diff.
@@ -284,6 +291,10 @@ class Usage(WireModel):
     """True when the counts are an estimate, not the provider's: a streamed answer whose provider sent
     no usage chunk is counted by the server (its tokenizer's guess for an unknown model); false when the
     provider reported them."""
+    cost_usd: float | None = None
+    """What the step's tokens cost in US dollars, at the prices litellm's table gives the model
+    (prompt tokens at its input price, cached ones at its cache-read price, completion tokens at
+    its output price); absent when the table has no price for the model (a local or unknown one)."""
 
     @model_serializer(mode="wrap")
     def _unknown_stays_null(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -291,6 +302,25 @@ class Usage(WireModel):
         data: dict[str, Any] = handler(self)
         data.setdefault("cached_tokens", self.cached_tokens)
         return data
+
+
+class KeyBudget(WireModel):
+    """What the service key has left after this step, by the limits its REACTSTEP_API_KEYS entry
+    sets (see docs/budgets.md); a limit the key does not have is left out."""
+
+    model_config = ConfigDict(json_schema_extra=nulls_left_out)
+
+    tokens_left: int | None = None
+    """Tokens the key may still spend today (UTC), steps in flight counted at their most."""
+    usd_left: float | None = None
+    """US dollars the key may still spend today (UTC), steps in flight counted at their most."""
+    requests_left: int | None = None
+    """react_step calls the key may still make this minute."""
+    resets_at: str
+    """When today's counts start again: the next midnight UTC, as RFC 3339."""
+    priced: bool
+    """Whether litellm knows this step's model's price. false: the step counted against the
+    key's tokens only, not its dollars."""
 
 
 class Timing(WireModel):
@@ -393,6 +423,9 @@ class ReactStepResponse(WireModel):
     native step called the LLM."""
     usage: Usage = Field(default_factory=Usage)
     timing: Timing = Field(default_factory=Timing)
+    budget: KeyBudget | None = None
+    """What the caller's service key has left; present when the LLM was called on a key with
+    limits (a step that lends its own LLM key in user_api_keys is not counted)."""
     notes: list[str] | None = None
     """What the server did to the prompt or reply beyond the plain step: observations cut or
     elided to fit, stop sequences dropped, extra tool calls ignored, truncation, a loop.
@@ -414,3 +447,12 @@ class ThoughtEvent(StrictModel):
 
     delta: Annotated[str, StringConstraints(min_length=1)]
     """The next piece of the thought; the pieces, joined, are the thought so far."""
+
+
+class StepAccepted(WireModel):
+    """A background step: the 202 of react_step and of GET /api/agent/steps/{step_id} while it runs,
+    and the data of a background stream's first event (`step`)."""
+
+    step_id: str
+    """Opaque and unguessable; only the service key that started the step may read it."""
+    status: Literal["running"]

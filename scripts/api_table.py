@@ -32,13 +32,15 @@ WHEN = {
     400: "a malformed request",
     401: "no valid service key",
     403: "the key, the browser origin or the server's policy (a provider, an api_base) may not do this",
-    404: "no such project, file or version, or no such route",
+    404: "no such project, file, version or step, or no such route",
     405: "a known path asked with a method it does not answer (with Allow)",
     408: "the body came too slowly",
-    409: "the project changed in a way the request did not expect: fetch, then retry",
+    409: "the project changed in a way the request did not expect, or the run it waited for was stopped",
     412: "an If-Match / If-None-Match header no longer holds; nothing was changed",
     413: "the body is too large",
     422: "the request is readable but not valid (the message names the field)",
+    429: "the service key is at one of its limits (with Retry-After; the details name the limit)",
+    499: "never received: the client left and its step was cancelled (the server's log and metrics say so)",
     500: "a failure of the server itself",
     502: "a back-end answered wrongly",
     503: "a back-end is down or rate-limited, or the server is saturated (with Retry-After)",
@@ -79,7 +81,7 @@ def errors_table() -> str:
     """One row per HTTP status an error can have: when, and every code with that status."""
     codes: dict[int, set[str]] = {}
     for kind in error_tree():
-        codes.setdefault(kind.status, set()).add(kind.code)
+        codes.setdefault(kind.status, set()).update(kind.carried_codes())
     rows = ["| status | when | codes |", "|---|---|---|"]
     for status in sorted(codes):
         named = ", ".join(f"`{code}`" for code in sorted(codes[status]))

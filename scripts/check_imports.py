@@ -25,6 +25,8 @@ FORBIDDEN = [
     # the client installs alone (client/pyproject.toml): it reaches the server over HTTP, and the server
     # package's commands through entry points (client/cli/servers.py)
     *[("reactstep.client", f"reactstep.{other}") for other in ("service", "tools", "prompts")],
+    # the ACP agent is a thin client beside the command line, which starts it (cli/acp_command.py)
+    ("reactstep.client.acp", "reactstep.client.cli"),
     ("reactstep.prompts", "reactstep.service"),
     ("reactstep.prompts", "reactstep.tools"),
     ("reactstep.prompts", "reactstep.client"),
@@ -60,6 +62,7 @@ FORBIDDEN = [
         (base, sub)
         for base in (
             "reactstep.service.settings",
+            "reactstep.service.setting_problems",
             "reactstep.service.errors",
             "reactstep.service.limits",
             "reactstep.service.schemas",

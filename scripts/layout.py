@@ -27,6 +27,7 @@ OWNED = (
     "mcp",
     "re2",
     "jinja2",
+    "acp",
 )
 
 

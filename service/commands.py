@@ -25,7 +25,8 @@ from pydantic import SecretStr, ValidationError
 from pydantic_settings import SettingsError
 
 from reactstep.contract.errors import ServiceError
-from reactstep.service.settings import Settings, settings_problems
+from reactstep.service.setting_problems import settings_problems
+from reactstep.service.settings import Settings
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -44,6 +45,11 @@ def add_commands(commands: Commands) -> None:
     hash_key = commands.add_parser("hash-key", help="make a service API key and its REACTSTEP_API_KEYS entry")
     hash_key.add_argument("--projects", default="*", help="comma-separated project globs (default: *)")
     hash_key.add_argument("--stdin", action="store_true", help="hash a key read from stdin, not a new one")
+    hash_key.add_argument("--tokens-per-day", type=int, help="the key's limit of tokens per UTC day")
+    hash_key.add_argument("--usd-per-day", type=float, help="the key's limit of US dollars per UTC day")
+    hash_key.add_argument(
+        "--requests-per-minute", type=int, help="the key's limit of react_step calls per minute"
+    )
     hash_key.set_defaults(run=_hash_key)
 
 
@@ -76,7 +82,7 @@ def _say_errors() -> None:
     """In a command's process whose logging nothing configured: the server's errors (something broke in
     it) as lines that name what happened; not its warnings, meant for operators (`llm gave up` after each
     retried step), as the command's own answer says what failed (Python's last resort printed them bare)."""
-    from reactstep.service.logs import CommandFormatter
+    from reactstep.service.logs.lines import CommandFormatter
 
     own = logging.getLogger("reactstep")
     if logging.getLogger().handlers or own.handlers:  # an application (or pytest) decides where lines go
@@ -155,7 +161,7 @@ def _serve(args: argparse.Namespace) -> int:
     from reactstep.service.http.auth import DEV_MODE_WARNING, serving_refusal
     from reactstep.service.http.running import announced
     from reactstep.service.http.serving import listening_socket, serve_forever
-    from reactstep.service.logs import configure_logging
+    from reactstep.service.logs.writing import configure_logging
     from reactstep.service.runtime import check_embedding_model
 
     settings = Settings()
@@ -199,11 +205,13 @@ def end_by_sigint() -> None:
 
 
 def _hash_key(args: argparse.Namespace) -> int:
+    from reactstep.service.budgets.limits import KeyLimits
     from reactstep.service.http.auth import key_entry, new_key
 
     key = sys.stdin.readline().strip() if args.stdin else new_key()
+    limits = KeyLimits("", args.tokens_per_day, args.usd_per_day, args.requests_per_minute).text()
     try:
-        entry = key_entry(key, args.projects)
+        entry = key_entry(key, args.projects, limits)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -2,32 +2,33 @@
 the tools' branch in tools/errors.py), and the one renderer of every error answer.
 
     ServiceError (500, internal_error)                    contract
-    ├── BadRequest (400, bad_request)                     contract
+    ├── BadRequest (400, bad_request; invalid_digest, digest_mismatch)                contract
     │   ├── InvalidJSON (400, invalid_json)
     │   ├── JSONTooDeep (400, json_too_deep)
     │   ├── ContextWindowExceeded (400, context_window_exceeded)
-    │   ├── InvalidDigest (400, invalid_digest)
-    │   ├── DigestMismatch (400, digest_mismatch)
     │   ├── RequestTimeout (408, request_timeout)
     │   ├── PayloadTooLarge (413, payload_too_large)
-    │   └── ValidationFailed (422, validation_failed)     contract
+    │   └── ValidationFailed (422, validation_failed; max_tokens_too_large)          contract
     │       ├── HistoryTooLong (422, history_too_long)
-    │       ├── MaxTokensTooLarge (422, max_tokens_too_large)
     │       └── UnsafePath (422, invalid_path)            tools
     ├── Unauthorized (401, unauthorized)                  with its WWW-Authenticate challenge
-    ├── ForbiddenProject (403, forbidden_project)
-    ├── ForbiddenOrigin (403, forbidden_origin)
-    ├── ForbiddenApiBase (403, api_base_not_allowed)      well formed, refused by the server's policy
-    ├── ForbiddenProvider (403, provider_not_allowed)
-    ├── NotFound (404, not_found)                         contract; also an unknown route
-    │   ├── FileNotFound (404, file_not_found)
-    │   ├── VersionNotFound (404, version_not_found)      tools' VersionNotKept has its code too
+    ├── Forbidden (403; forbidden_project, forbidden_origin, api_base_not_allowed, provider_not_allowed)
+    │                                                     well formed, refused by the server's policy
+    ├── NotFound (404, not_found; file_not_found, version_not_found)   contract; also an unknown route
+    │   ├── VersionNotKept (404, version_not_found)       tools
+    │   ├── StepNotFound (404, step_not_found)            a background step: unknown, expired, another key's
+    │   ├── StepLost (404, step_lost)                     its replica stopped before it finished
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
-    ├── Conflict (409, conflict)                          contract; tools' StaleFile and WriteBusy too
-    │   └── NameCollision (409, name_collision)
+    ├── Conflict (409, conflict; name_collision)          contract; tools' StaleFile and WriteBusy too
+    │   ├── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
+    │   └── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
+    ├── OverLimit (429)                                   a service key's limit; with Retry-After
+    │   ├── BudgetExhausted (429, budget_exhausted)       tokens or dollars per day
+    │   └── RateLimited (429, rate_limited)               requests per minute
     ├── Overloaded (503, overloaded)                      with Retry-After
+    ├── ClientClosedRequest (499, client_closed_request)  logged and counted only: nobody reads it
     └── UpstreamError (502, upstream_error)               contract; Retry-After when the provider said
         ├── LLMAuthFailed (502, llm_auth_failed)
         ├── LLMBadResponse (502, llm_bad_response)
@@ -57,7 +58,7 @@ from reactstep.contract.errors import NotFound as NotFound
 from reactstep.contract.errors import ServiceError as ServiceError
 from reactstep.contract.errors import UpstreamError as UpstreamError
 from reactstep.contract.errors import ValidationFailed as ValidationFailed
-from reactstep.service import logs
+from reactstep.service.logs import context as logs
 from reactstep.service.redaction import scrub
 
 INTERNAL_ERROR = "internal error; see the server log"  # a bug's answer: its cause is for the log
@@ -95,20 +96,6 @@ class RequestTimeout(BadRequest):
     code = "request_timeout"
 
 
-class ForbiddenApiBase(ServiceError):
-    """A well-formed request naming an api_base the server's allowlist does not cover."""
-
-    status = 403
-    code = "api_base_not_allowed"
-
-
-class ForbiddenProvider(ServiceError):
-    """A well-formed request naming a model whose provider the server does not allow."""
-
-    status = 403
-    code = "provider_not_allowed"
-
-
 class JSONTooDeep(BadRequest):
     code = "json_too_deep"
 
@@ -119,24 +106,8 @@ class ContextWindowExceeded(BadRequest):
     code = "context_window_exceeded"
 
 
-class InvalidDigest(BadRequest):
-    """A Content-Digest header that is not an RFC 9530 dictionary of byte sequences."""
-
-    code = "invalid_digest"
-
-
-class DigestMismatch(BadRequest):
-    """The body's digest is not the one its Content-Digest header announced; nothing was stored."""
-
-    code = "digest_mismatch"
-
-
 class HistoryTooLong(ValidationFailed):
     code = "history_too_long"
-
-
-class MaxTokensTooLarge(ValidationFailed):
-    code = "max_tokens_too_large"
 
 
 class Unauthorized(ServiceError):
@@ -148,14 +119,14 @@ class Unauthorized(ServiceError):
         return {"www-authenticate": 'Bearer realm="reactstep"'}
 
 
-class ForbiddenProject(ServiceError):
+class Forbidden(ServiceError):
+    """A well-formed request the server's policy refuses; the code names the rule: a key that may not
+    use the project, a browser origin not allowed, an api_base the allowlist does not cover, a model
+    whose provider the server does not allow."""
+
     status = 403
     code = "forbidden_project"
-
-
-class ForbiddenOrigin(ServiceError):
-    status = 403
-    code = "forbidden_origin"
+    codes = frozenset({"forbidden_origin", "api_base_not_allowed", "provider_not_allowed"})
 
 
 class Overloaded(ServiceError):
@@ -184,20 +155,6 @@ class MethodNotAllowed(ServiceError):
         return {"allow": ", ".join(self.allowed)}
 
 
-class FileNotFound(NotFound):
-    code = "file_not_found"
-
-
-class VersionNotFound(NotFound):
-    code = "version_not_found"
-
-
-class NameCollision(Conflict):
-    """A new path that differs from an existing one only by case or Unicode normalisation."""
-
-    code = "name_collision"
-
-
 class PreconditionFailed(ServiceError):
     """An If-Match / If-None-Match header that no longer holds; nothing was changed."""
 
@@ -211,6 +168,26 @@ class PreconditionFailed(ServiceError):
     def headers(self) -> dict[str, str]:
         """The file's current ETag, so a client need not parse the message to find it."""
         return {} if self.etag is None else {"etag": f'"{self.etag}"'}
+
+
+class OverLimit(ServiceError):
+    """A step the caller's service key may not take now, refused before the model is called; the
+    details name the limit (`limit`, `value`) and the Retry-After header says when to come back."""
+
+    status = 429
+    code = "over_limit"
+
+    def __init__(self, message: str, *, retry_after_s: float, details: dict[str, Any]) -> None:
+        super().__init__(message, details=details)
+        self.retry_after_s = retry_after_s
+
+
+class BudgetExhausted(OverLimit):
+    code = "budget_exhausted"
+
+
+class RateLimited(OverLimit):
+    code = "rate_limited"
 
 
 class LLMAuthFailed(UpstreamError):
@@ -245,3 +222,41 @@ class EmbeddingUnavailable(UpstreamError):
 
     status = 503
     code = "embedding_unavailable"
+
+
+# Cancellation (http/disconnects.py): what a request its client left is logged and counted as.
+class ClientClosedRequest(ServiceError):
+    """The client closed the connection before the answer began; its work was cancelled. Nobody reads
+    this answer: its status (nginx's 499) and code are for the request's log line and metrics."""
+
+    status = 499
+    code = "client_closed_request"
+
+    def __init__(self) -> None:
+        super().__init__("the client closed the connection; the request's work was cancelled")
+
+
+class IndexStopped(Conflict):
+    """An index run stopped before its end (DELETE /api/projects/{id}/index): the answer of the run's
+    own request, when it waited for it; the index stays consistent, and stale until a run completes it."""
+
+    code = "index_stopped"
+
+
+# Background steps (service/http/step_records.py): GET /api/agent/steps/{step_id}[/events].
+class StepNotFound(NotFound):
+    """No step by this id for this key: never started, started by another key, or expired."""
+
+    code = "step_not_found"
+
+
+class StepLost(NotFound):
+    """The replica running the step stopped before it finished; the step must be taken again."""
+
+    code = "step_lost"
+
+
+class StepRunningElsewhere(Conflict):
+    """A background step can be stopped only by the replica running it."""
+
+    code = "step_running_elsewhere"

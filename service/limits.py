@@ -7,11 +7,11 @@ field lengths       schemas.py / openapi.yaml       422 validation_failed naming
 list and map sizes  contract (maxItems, maxProperties)  422 validation_failed naming the field, its size
                                                     and the bound (history_too_long for the history)
 llm max_tokens      check_max_tokens                422 max_tokens_too_large
-model reply size    step.interpret.cap_reply        cut to MAX_REPLY_CHARS, noted
+model reply size    step.call.cap_reply             cut to MAX_REPLY_CHARS, noted
 requests at work    http.admission                  503 overloaded
 """
 
-from reactstep.service.errors import MaxTokensTooLarge
+from reactstep.service.errors import ValidationFailed
 
 MAX_JSON_DEPTH = 32  # deeper than any body the API defines; stops a recursion bomb before pydantic
 # What a parser may be asked to build from one body. A body at the size limit holds at most a few
@@ -26,6 +26,7 @@ MAX_REPLY_CHARS = 100_000  # a reply kept in history must fit what a request may
 def check_max_tokens(requested: int | None, cap: int) -> None:
     """Refuse an llm_config.max_tokens above the server's cap."""
     if requested is not None and requested > cap:
-        raise MaxTokensTooLarge(
-            f"llm_config.max_tokens is {requested}; the limit is {cap} (REACTSTEP_LLM_MAX_TOKENS_CAP)"
+        raise ValidationFailed(
+            f"llm_config.max_tokens is {requested}; the limit is {cap} (REACTSTEP_LLM_MAX_TOKENS_CAP)",
+            code="max_tokens_too_large",
         )

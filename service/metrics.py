@@ -6,10 +6,12 @@ test run builds never collide, and a process serves exactly its own counts.
     reactstep_llm_call_duration_seconds{provider, outcome}          one per attempt; outcome: ok or a code
     reactstep_llm_retries_total{provider}                           attempts after the first
     reactstep_llm_tokens_total{provider, kind}                      prompt, completion, cached
+    reactstep_llm_cost_usd_total{provider}                          priced replies, at litellm's prices
     reactstep_tool_duration_seconds{tool}                           histogram; "unknown" for unknown names
     reactstep_tool_errors_total{tool}                               observations with is_error true
     reactstep_admission_active, reactstep_admission_waiting         read when scraped
     reactstep_admission_rejections_total{reason}                    overloaded, request_timeout, ...
+    reactstep_requests_cancelled_total{route}                       the client left; its work stopped
     reactstep_index_jobs_total{kind, outcome}                       kind: run (POST index, sync) | write
     reactstep_index_chunks_embedded_total{kind}
 
@@ -63,6 +65,12 @@ class Metrics:
         self._llm_tokens = Counter(
             "reactstep_llm_tokens", "Tokens the provider reported.", ("provider", "kind"), registry=registry
         )
+        self._llm_cost = Counter(
+            "reactstep_llm_cost_usd",
+            "US dollars the replies of models with a price cost, at litellm's prices.",
+            ("provider",),
+            registry=registry,
+        )
         self._tool_seconds = Histogram(
             "reactstep_tool_duration_seconds",
             "One server tool run (execute_action).",
@@ -77,6 +85,12 @@ class Metrics:
             "reactstep_admission_rejections",
             "Requests refused before they ran, by reason (the error code).",
             ("reason",),
+            registry=registry,
+        )
+        self._cancelled = Counter(
+            "reactstep_requests_cancelled",
+            "Requests whose client left before the answer ended; their work (a model call) was cancelled.",
+            ("route",),
             registry=registry,
         )
         self._index_jobs = Counter(
@@ -125,6 +139,10 @@ class Metrics:
                     count
                 )
 
+    def llm_cost(self, provider: str, usd: float) -> None:
+        """What one priced reply cost."""
+        self._child(("cost", provider), partial(self._llm_cost.labels, provider)).inc(usd)
+
     def tool_call(self, tool: str, seconds: float, is_error: bool) -> None:
         """One execute_action tool run."""
         observe = self._tool_observe.get(tool)
@@ -137,6 +155,10 @@ class Metrics:
     def rejected(self, reason: str) -> None:
         """A request refused by admission (overloaded, request_timeout, payload_too_large)."""
         self._rejections.labels(reason).inc()
+
+    def request_cancelled(self, route: str) -> None:
+        """A request cancelled because its client left (http/disconnects.py)."""
+        self._cancelled.labels(route).inc()
 
     def index_job(self, kind: str, outcome: str, embedded: int) -> None:
         """One indexing run and the chunks it embedded."""

@@ -5,12 +5,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reactstep.service.backends import open_store, open_vector_store
+from reactstep.service.llm.completions import LiteLLMGateway
 from reactstep.service.llm.configured import DefaultLLMCheck
-from reactstep.service.llm.gateway import LiteLLMGateway
 from reactstep.service.llm.metered import MeteredGateway
 from reactstep.service.llm.protocol import LLMGateway
 from reactstep.service.metrics import Metrics
-from reactstep.service.settings import RefusedSetting, Settings
+from reactstep.service.setting_problems import RefusedSetting
+from reactstep.service.settings import Settings
 from reactstep.tools.catalog import default_registry
 from reactstep.tools.embedding.embeddings import MODEL_NAME, Embedder, LocalEmbedder
 from reactstep.tools.embedding.local_models import local_model

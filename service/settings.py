@@ -1,14 +1,12 @@
-"""The one settings model (every field read from an env var prefixed REACTSTEP_), and an invalid setting
-as one line an operator can act on."""
+"""The one settings model: every field read from an env var prefixed REACTSTEP_ (an invalid one is
+told as one line by setting_problems.py)."""
 
 import re
-import types
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
-from annotated_types import Ge, Gt, Le, Lt
-from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # An origin as a browser sends it: scheme://host[:port], no path; "*" is any origin.
 ORIGIN = re.compile(r"\*|[a-z][a-z0-9+.-]*://[^/\s?#]+")
@@ -184,6 +182,14 @@ class Settings(BaseSettings):
         description="Days a replaced file version stays readable (a path's last 100 always are): how far "
         "back a lost change can be recovered, against the storage it costs.",
     )
+    # Background steps and resumable streams
+    step_results_ttl_s: float = Field(
+        3600.0,
+        gt=0,
+        description="Seconds a finished background step's answer and events stay in the object store, for "
+        "GET /api/agent/steps/{id} and a resumed stream on any replica; then 404. An hour covers a laptop "
+        "that lost its network; each kept step costs its events' bytes.",
+    )
     # Requests: bodies, keys, admission
     max_body_bytes: int = Field(
         16_000_000,
@@ -193,8 +199,9 @@ class Settings(BaseSettings):
     )
     api_keys: list[str] = Field(
         default_factory=list,
-        description="Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...]` (`*` is every "
-        "project; `reactstep hash-key` makes one); none configured is dev mode, served on loopback only.",
+        description="Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...][:<limits>]` "
+        "(`*` is every project; limits: docs/budgets.md; `reactstep hash-key` makes one); none configured "
+        "is dev mode, served on loopback only.",
     )
     max_concurrent_requests: int = Field(
         64,
@@ -258,70 +265,3 @@ class Settings(BaseSettings):
     def models_root(self) -> Path:
         """Where derived model files (such as an ONNX export) are cached."""
         return self.data_dir / "models"
-
-
-# An invalid setting as one line an operator can act on: the variable, what is wrong, the accepted
-# form; never the value itself, which may be a key.
-_FIELD = re.compile(r'field "(\w+)"')
-
-
-class RefusedSetting(SettingsError):
-    """A setting the model accepts but a back-end refuses when the app is built (an unknown local
-    embedding model): one line, like any invalid setting."""
-
-    def __init__(self, name: str, problem: str) -> None:
-        super().__init__(problem)
-        self.name = name
-        self.problem = problem
-
-
-_BOUNDS = {Ge: ">= {}", Gt: "> {}", Le: "<= {}", Lt: "< {}"}
-
-
-def settings_problems(error: Exception) -> list[str] | None:
-    """One line per invalid setting, or None when `error` is not about the settings."""
-    if isinstance(error, RefusedSetting):
-        return [f"{_variable(error.name)}: {error.problem}"]
-    if isinstance(error, SettingsError):  # a list or object setting that is not JSON
-        found = _FIELD.search(str(error))
-        if found is None or found[1] not in Settings.model_fields:
-            return [str(error)]
-        return [f"{_variable(found[1])}: not valid JSON; expected {_form(found[1])}"]
-    if not isinstance(error, ValidationError) or error.title != Settings.__name__:
-        return None
-    lines = []
-    for problem in error.errors(include_input=False, include_url=False):
-        name = str(problem["loc"][0]) if problem["loc"] else ""
-        if name in Settings.model_fields:
-            lines.append(f"{_variable(name)}: {problem['msg']}; expected {_form(name)}")
-        else:
-            lines.append(f"settings: {problem['msg']}")
-    return lines
-
-
-def _variable(name: str) -> str:
-    return f"REACTSTEP_{name.upper()}"
-
-
-def _form(name: str) -> str:
-    field = Settings.model_fields[name]
-    bounds = [_BOUNDS[type(rule)].format(_bound(rule)) for rule in field.metadata if type(rule) in _BOUNDS]
-    shape = _kind(field.annotation) + (f" {' and '.join(bounds)}" if bounds else "")
-    return f"{shape} ({field.description})" if field.description else shape
-
-
-def _bound(rule: Any) -> Any:
-    return next(value for key in ("ge", "gt", "le", "lt") if (value := getattr(rule, key, None)) is not None)
-
-
-def _kind(annotation: Any) -> str:
-    origin = get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        kinds = [_kind(argument) for argument in get_args(annotation) if argument is not type(None)]
-        return " or ".join(kinds) + " (or unset)"
-    if origin is Literal:
-        return "one of " + ", ".join(str(choice) for choice in get_args(annotation))
-    if origin is list:
-        return 'a JSON list of strings, e.g. ["a", "b"]'
-    names = {int: "an integer", float: "a number", bool: "true or false", str: "text", Path: "a path"}
-    return names.get(annotation, "text" if annotation is SecretStr else str(annotation))

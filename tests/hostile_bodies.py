@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reactstep.service.http.json_shape import measure
+from reactstep.service.http.bodies import measure
 from reactstep.service.limits import MAX_CONTAINERS, MAX_ITEMS
 
 PROJECT = "stall"

@@ -10,7 +10,7 @@ from reactstep.tools.index.symbols import stale_note
 from reactstep.tools.matching.globs import as_list, compile_globs
 from reactstep.tools.ranking.retrieval import Passage
 from reactstep.tools.registry import ToolContext, ToolSpec
-from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.paths import ProjectPath, normalize_path
 from reactstep.tools.vector_store.store import SearchFilter
 
 MAX_RESULTS = 100
@@ -84,7 +84,8 @@ class FreshFiles:
 
     def __call__(self, passage: Passage) -> bool:
         if passage.path not in self._etags:
-            info = self._context.store.head(self._context.project_id, passage.path)
+            # an indexed path: a listing of the store gave it
+            info = self._context.store.head(self._context.project_id, ProjectPath(passage.path))
             self._etags[passage.path] = info.etag if info is not None else None
         if self._etags[passage.path] == passage.etag:
             return True

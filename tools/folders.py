@@ -3,7 +3,7 @@
 from reactstep.tools.errors import ToolError
 from reactstep.tools.registry import ToolContext
 from reactstep.tools.store.objects import ObjectInfo
-from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.paths import ProjectPath, normalize_path
 
 
 def files_in_folder(context: ToolContext, path: str) -> tuple[str, list[ObjectInfo]]:
@@ -28,7 +28,6 @@ def files_at(context: ToolContext, path: str) -> tuple[str, list[ObjectInfo]]:
     return folder, found
 
 
-def _files_below(context: ToolContext, folder: str) -> list[ObjectInfo]:
+def _files_below(context: ToolContext, folder: ProjectPath) -> list[ObjectInfo]:
     """Every file below `folder` ('' is the project root), sorted by path."""
-    prefix = f"{folder}/" if folder else ""
-    return list(context.store.list(context.project_id, prefix))
+    return list(context.store.list(context.project_id, folder))

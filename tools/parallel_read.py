@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from reactstep.tools.registry import ToolContext
+from reactstep.tools.store.paths import ProjectPath
 
 # Below boto3's default of 10 pooled connections, so no thread waits for a connection.
 FETCH_WORKERS = 8
@@ -23,7 +24,7 @@ Result = TypeVar("Result")
 
 def map_files(
     context: ToolContext,
-    paths: Sequence[str],
+    paths: Sequence[ProjectPath],
     work: Callable[[str, bytes], Result],
     workers: int = FETCH_WORKERS,
 ) -> Iterator[Result]:
@@ -42,6 +43,6 @@ def map_files(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _read_and_work(context: ToolContext, path: str, work: Callable[[str, bytes], Result]) -> Result:
+def _read_and_work(context: ToolContext, path: ProjectPath, work: Callable[[str, bytes], Result]) -> Result:
     """One file: fetch it, then digest it."""
     return work(path, context.store.get(context.project_id, path))

@@ -22,8 +22,7 @@ from pydantic import BaseModel
 
 from reactstep.tools.errors import StaleFile, ToolError
 from reactstep.tools.registry import Observation, ToolContext
-from reactstep.tools.store.objects import file_path
-from reactstep.tools.store.paths import twin_in
+from reactstep.tools.store.paths import ProjectPath, file_path, twin_in
 from reactstep.tools.writes.approval import ABSENT, Approvals, CallScope, Grant, PendingApproval
 from reactstep.tools.writes.diffs import changed_lines, unified_diff
 
@@ -66,7 +65,7 @@ def run_write(
     return _apply(path, plan, context, approvals, grant)
 
 
-def read_state(context: ToolContext, path: str) -> FileState:
+def read_state(context: ToolContext, path: ProjectPath) -> FileState:
     """The file's version and text; a folder, a binary or an oversized file is refused."""
     store, project_id = context.store, context.project_id
     info = store.head(project_id, path)
@@ -89,7 +88,7 @@ def read_state(context: ToolContext, path: str) -> FileState:
 
 
 def _preview(
-    path: str, plan: Plan, context: ToolContext, approvals: Approvals, scope: CallScope
+    path: ProjectPath, plan: Plan, context: ToolContext, approvals: Approvals, scope: CallScope
 ) -> Observation:
     """Nothing is written: the diff, and a token the user's approval turns into the write."""
     state = read_state(context, path)
@@ -108,7 +107,9 @@ def _preview(
     return Observation(text, approval=PendingApproval(token, diff, grant.expires_at))
 
 
-def _apply(path: str, plan: Plan, context: ToolContext, approvals: Approvals, grant: Grant) -> Observation:
+def _apply(
+    path: ProjectPath, plan: Plan, context: ToolContext, approvals: Approvals, grant: Grant
+) -> Observation:
     """Write the approved change, once, and only over the version the preview saw."""
     state = read_state(context, path)
     if state.version != grant.base_version:

@@ -10,9 +10,13 @@ into the history), no makes the observation REJECTED. The listener sees each cal
 response) — `react_step`, `execute_action`, `client_action`, `approval`, and `step_error` for a
 react_step answered with an error (status, code, message; then the error is raised): the trace's
 records. With `stream`, thought deltas go to `on_thought` as they arrive. Every callback may be async with
-AsyncClient (it is awaited).
+AsyncClient (it is awaited). A run interrupted during a step (Ctrl-C, a cancelled task) has its request
+closed, which the server takes as the step's cancellation (its model call is closed too); the listeners
+hear it as a `step_error` with code client_closed_request, called there and then (the run is being torn
+down: an async listener's coroutine is not awaited).
 """
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +63,7 @@ class Question:
     session_id: str
     user_query: str
     max_iterations: int = 10
+    earlier: list[dict[str, Any]] = field(default_factory=list)  # earlier turns and steps, sent first
     llm_config: dict[str, Any] = field(default_factory=dict)
     llm_key: str | None = None
     stream: bool = False
@@ -86,6 +91,7 @@ class RunResult:
     answer: str | None
     steps: int
     history: list[dict[str, Any]] = field(default_factory=list)
+    cost_usd: float | None = None  # the steps' usage.cost_usd summed (runs.py); None: no step was priced
 
 
 def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
@@ -100,6 +106,9 @@ def run_loop(question: Question, local: LocalSide) -> Op[RunResult]:
                 reply = yield from operations.step(request)
         except ApiError as error:  # the run ends here; the listeners (a trace) hear how
             yield from _heard(local, "step_error", request, error_record(error))
+            raise
+        except GeneratorExit:  # interrupted mid-step: the client closed the request, and with it the op
+            _heard_interrupted(local, request, question.stream)
             raise
         yield from _heard(local, "react_step", request, wire_of(reply))
         if reply.status in ENDING_STATUSES:
@@ -124,12 +133,24 @@ def error_record(error: ApiError) -> dict[str, Any]:
     }
 
 
+INTERRUPTED = "the run was interrupted during this step: its request was closed, and the server cancelled it"
+
+
+def _heard_interrupted(local: LocalSide, request: dict[str, Any], stream: bool) -> None:
+    """Tell the listeners (a trace) that the step under way was cancelled, as a step_error record."""
+    record = {"status": 499, "code": "client_closed_request", "message": INTERRUPTED, "stream": stream}
+    for listener in local.listeners:
+        told = listener("step_error", request, record)
+        if inspect.iscoroutine(told):
+            told.close()  # nothing can await it now
+
+
 def _step_request(question: Question, history: list[dict[str, Any]], step: int) -> dict[str, Any]:
     request: dict[str, Any] = {
         "project_id": question.project_id,
         "session_id": question.session_id,
         "user_query": question.user_query,
-        "conversation_history": list(history),
+        "conversation_history": [*question.earlier, *history],
         "llm_config": question.llm_config,
         "max_iterations_left": question.max_iterations - step,
     }

@@ -5,6 +5,7 @@ Which requests are SAFE to send again and which are WRITEs is decided here, per 
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import httpx
@@ -73,14 +74,15 @@ def streamed_step(
     request: BaseModel | Mapping[str, Any], on_event: Callable[[str, dict[str, Any]], Any]
 ) -> Op[ReactStepResponse]:
     """POST react_step as an event stream: thought deltas to on_event, the `result` returned."""
-    body = {**body_of(request), "stream": True}
-    result = yield Call("POST", REACT_STEP, Safety.SAFE, json=body, on_event=on_event)
+    result = yield replace(stream_call(request), on_event=on_event)
     return parsed(ReactStepResponse, result)
 
 
 def stream_call(request: BaseModel | Mapping[str, Any]) -> Call:
-    """The call of a streamed step, for a client that hands each event to its caller."""
-    return Call("POST", REACT_STEP, Safety.SAFE, json={**body_of(request), "stream": True})
+    """The call of a streamed step, for a client that hands each event to its caller: a background
+    step, so that a dropped connection is resumed (resumption.py) instead of paying for the step again."""
+    body = {**body_of(request), "stream": True, "background": True}
+    return Call("POST", REACT_STEP, Safety.SAFE, json=body)
 
 
 def execute(request: BaseModel | Mapping[str, Any]) -> Op[ExecuteActionResponse]:

@@ -14,6 +14,8 @@ what the server may already have done:
         an approval_token): the handler ran and may have written before the failure
                                                              ─► no retry: the error is raised
     anything else, or a connection that broke after the request went out ─► no retry
+    a 429 whose Retry-After is longer than `max_wait_s` (a key's day spent: budget_exhausted
+        until midnight)                                       ─► no retry: it would be refused again
 
 The wait is the answer's Retry-After (seconds, or an HTTP date) when it has one, else exponential
 backoff (`backoff_s` * 2^n, with jitter), never more than `max_wait_s`.
@@ -44,6 +46,11 @@ class RetryPolicy:
     attempts: int = 4
     backoff_s: float = 0.5
     max_wait_s: float = 30.0
+
+    def waits_too_long(self, retry_after: str | None) -> bool:
+        """Whether a key's limit asks for a longer wait than a retry may take (a 429 is then raised)."""
+        told = parse_retry_after(retry_after)
+        return told is not None and told > self.max_wait_s
 
     def wait_s(self, attempt: int, retry_after: str | None) -> float:
         """Seconds to wait before attempt `attempt + 1`: Retry-After if given, else backoff; capped."""

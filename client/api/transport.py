@@ -1,10 +1,12 @@
 """The only module that talks HTTP: a Call sent with httpx, retried by the rules of retries.py,
-errors translated (errors.py), event streams read with httpx-sse.
+errors translated (errors.py), event streams read with httpx-sse (a background step's resumed when
+it breaks off: resumption.py).
 
 The sync and async transports share everything but the send, the sleep and the stream read:
 `Attempts` decides after each answer or failure whether to wait and send again, or to raise.
 """
 
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
@@ -14,9 +16,11 @@ from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from reactstep.client.api.calls import Call, event_of
 from reactstep.client.api.errors import BadResponse, connection_failed, error_of
+from reactstep.client.api.resumption import Resumption
 from reactstep.client.api.retries import RetryPolicy, may_retry_answer, may_retry_failure
 
 USER_AGENT = "reactstep-client"
+ABANDON_TIMEOUT_S = 2.0  # a stream left early stops its step, but never holds up the one leaving
 
 
 def http_options(base_url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
@@ -57,11 +61,14 @@ class Attempts:
         if response.status_code < 400:
             return None
         error = error_of(response)
-        if self.made >= self.policy.attempts or not may_retry_answer(
-            self.call.safety, response.status_code, error.code
+        retry_after = response.headers.get("retry-after")
+        if (
+            self.made >= self.policy.attempts
+            or not may_retry_answer(self.call.safety, response.status_code, error.code)
+            or (response.status_code == 429 and self.policy.waits_too_long(retry_after))
         ):
             raise error
-        return self.policy.wait_s(self.made, response.headers.get("retry-after"))
+        return self.policy.wait_s(self.made, retry_after)
 
     def after_failure(self, request: httpx.Request, exc: httpx.HTTPError) -> float:
         """The seconds to wait before sending again after a transport failure; ConnectionFailed if not."""
@@ -83,17 +90,37 @@ class SyncTransport:
         return self._open(call, stream=False)
 
     def events(self, call: Call) -> Generator[tuple[str, dict[str, Any]], None, None]:
-        """The call's events, in order, as (name, data); an `error` event raises StreamError."""
-        response = self._open(call, stream=True)
+        """The call's events, in order, as (name, data); an `error` event raises StreamError. A
+        background step's stream that breaks off is resumed (resumption.py)."""
+        resumption = Resumption(self.policy.attempts)
         try:
-            for sse in EventSource(response).iter_sse():
-                yield _named(sse)
-        except SSEError as exc:
-            raise BadResponse(f"the answer is no event stream: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise connection_failed(response.request.url, exc) from exc
-        finally:
-            response.close()
+            while True:
+                response = self._open(call, stream=True)
+                failure: httpx.HTTPError | None = None
+                try:
+                    for sse in EventSource(response).iter_sse():
+                        if resumption.saw(sse.event, sse.data, sse.id):
+                            yield _named(sse)
+                except SSEError as exc:
+                    raise BadResponse(f"the answer is no event stream: {exc}") from exc
+                except httpx.HTTPError as exc:
+                    failure = exc
+                finally:
+                    response.close()
+                resumed = _resumed(resumption, response, failure)
+                if resumed is None:
+                    return
+                time.sleep(self.policy.wait_s(resumption.resumed, None))
+                call = resumed
+        except BaseException:  # closed early, interrupted, failed: a step left running is stopped
+            self._abandon(resumption)
+            raise
+
+    def _abandon(self, resumption: Resumption) -> None:
+        """DELETE the background step a stream left before its end, so its model call stops too."""
+        if (path := resumption.abandoned_path()) is not None:
+            with contextlib.suppress(httpx.HTTPError):  # best effort: the stream's own error is raised
+                self.http.delete(path, timeout=ABANDON_TIMEOUT_S)
 
     def _open(self, call: Call, stream: bool) -> httpx.Response:
         request = build(self.http, call, stream)
@@ -124,17 +151,39 @@ class AsyncTransport:
         return await self._open(call, stream=False)
 
     async def events(self, call: Call) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
-        """The call's events, in order, as (name, data); an `error` event raises StreamError."""
-        response = await self._open(call, stream=True)
+        """The call's events, in order, as (name, data); an `error` event raises StreamError. A
+        background step's stream that breaks off is resumed (resumption.py)."""
+        import asyncio  # here, not at the top: a program using the sync Client never loads asyncio
+
+        resumption = Resumption(self.policy.attempts)
         try:
-            async for sse in EventSource(response).aiter_sse():
-                yield _named(sse)
-        except SSEError as exc:
-            raise BadResponse(f"the answer is no event stream: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise connection_failed(response.request.url, exc) from exc
-        finally:
-            await response.aclose()
+            while True:
+                response = await self._open(call, stream=True)
+                failure: httpx.HTTPError | None = None
+                try:
+                    async for sse in EventSource(response).aiter_sse():
+                        if resumption.saw(sse.event, sse.data, sse.id):
+                            yield _named(sse)
+                except SSEError as exc:
+                    raise BadResponse(f"the answer is no event stream: {exc}") from exc
+                except httpx.HTTPError as exc:
+                    failure = exc
+                finally:
+                    await response.aclose()
+                resumed = _resumed(resumption, response, failure)
+                if resumed is None:
+                    return
+                await asyncio.sleep(self.policy.wait_s(resumption.resumed, None))
+                call = resumed
+        except BaseException:  # closed early, interrupted, cancelled, failed: a step left running is stopped
+            await self._abandon(resumption)
+            raise
+
+    async def _abandon(self, resumption: Resumption) -> None:
+        """DELETE the background step a stream left before its end, so its model call stops too."""
+        if (path := resumption.abandoned_path()) is not None:
+            with contextlib.suppress(httpx.HTTPError):  # best effort: the stream's own error is raised
+                await self.http.delete(path, timeout=ABANDON_TIMEOUT_S)
 
     async def _open(self, call: Call, stream: bool) -> httpx.Response:
         import asyncio  # here, not at the top: a program using the sync Client never loads asyncio
@@ -163,6 +212,17 @@ def _read_closed(response: httpx.Response) -> None:
         response.read()
     finally:
         response.close()
+
+
+def _resumed(
+    resumption: Resumption, response: httpx.Response, failure: httpx.HTTPError | None
+) -> Call | None:
+    """The call that resumes a stream that ended (cleanly or not) before its last event; None when it
+    ended whole, or ended cleanly and cannot be resumed; ConnectionFailed when it broke and cannot."""
+    resumed = resumption.next_call()
+    if resumed is None and failure is not None:
+        raise connection_failed(response.request.url, failure) from failure
+    return resumed
 
 
 def _named(sse: ServerSentEvent) -> tuple[str, dict[str, Any]]:

@@ -8,6 +8,7 @@ OK = 0
 FAILED = 1
 USAGE = 2
 NO_ANSWER = 3
+INTERRUPTED = 130  # what a shell reports for a command ended by SIGINT (128 + 2)
 SIGPIPE = 141  # what a shell reports for a command ended by SIGPIPE
 
 EXIT_CODES: dict[str, str] = {
@@ -17,6 +18,8 @@ EXIT_CODES: dict[str, str] = {
     str(USAGE): "usage: an option, a setting or an input file that cannot be used; serve or hash-key "
     "without the server package; ask with no LLM configured",
     str(NO_ANSWER): "ask: the loop ended without a final answer (max_iterations_reached, loop_detected)",
+    str(INTERRUPTED): "interrupted (Ctrl-C): the step under way was stopped, its request closed (so the "
+    "server cancelled its model call), and a trace being recorded ends with it",
     str(SIGPIPE): "the reader of the output went away (piped into `head`, which had all it wanted)",
     "128+N": "ended by signal N while shell tools ran (143: SIGTERM, 129: SIGHUP)",
 }

@@ -1,5 +1,5 @@
-"""The `reactstep` command: sync, index, pull, ask, replay, view and mcp; with the server package installed,
-serve and hash-key too (service/commands.py, through the entry points client/cli/servers.py reads)."""
+"""The `reactstep` command: sync, index, pull, ask, replay, view, mcp and acp; with the server package
+installed, serve and hash-key too (service/commands.py, through the entry points servers.py reads)."""
 
 import argparse
 import os
@@ -9,8 +9,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from reactstep.client.api.errors import ClientError
+from reactstep.client.cli.acp_command import add_acp_command
 from reactstep.client.cli.agent_commands import LLMNotConfigured, add_agent_commands
-from reactstep.client.cli.exit_codes import FAILED, SIGPIPE, USAGE, help_epilog
+from reactstep.client.cli.exit_codes import FAILED, INTERRUPTED, SIGPIPE, USAGE, help_epilog
 from reactstep.client.cli.mcp_command import add_mcp_command
 from reactstep.client.cli.servers import INSTALL_SERVER, server_hook
 from reactstep.client.cli.view_command import add_view_command
@@ -19,7 +20,8 @@ from reactstep.client.settings import ClientSettings, ConfigError
 from reactstep.client.traces.format import ReplayMismatch
 
 DESCRIPTION = (
-    "reactstep's command line: sync a folder, ask the agent, serve MCP (serve needs the server package)."
+    "reactstep's command line: sync a folder, ask the agent, serve MCP, be an editor's agent over ACP "
+    "(serve needs the server package)."
 )
 SERVER_COMMANDS = {"serve": "run the HTTP service", "hash-key": "make a service API key"}
 
@@ -45,6 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ClientError, ReplayMismatch, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return FAILED
+    except KeyboardInterrupt:  # Ctrl-C: what was under way has been closed on the way out
+        if args.command in SERVER_COMMANDS:
+            raise  # serve shuts down gracefully, then ends by SIGINT as uvicorn re-raises it
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
     return code
 
 
@@ -87,5 +94,6 @@ def _parser() -> argparse.ArgumentParser:
     add_workspace_commands(commands)
     add_agent_commands(commands)
     add_mcp_command(commands)
+    add_acp_command(commands)
     add_view_command(commands)
     return parser

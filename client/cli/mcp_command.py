@@ -66,11 +66,11 @@ def run_mcp(args: argparse.Namespace) -> int:
         print(found.why, file=sys.stderr)
         relay = McpRelay(found.url.rstrip("/"), args.project, settings.api_key)
         relay.check_project()
-        relay.run(sys.stdin.buffer, _protocol_output())
+        relay.run(sys.stdin.buffer, protocol_output())
         return 0
     local_mcp = required_hook("local_mcp", "`reactstep mcp` without --server or REACTSTEP_SERVER")
     say_in_process(settings.data_dir, found.why)
-    code: int = local_mcp(args.project, _protocol_output())
+    code: int = local_mcp(args.project, protocol_output())
     return code
 
 
@@ -242,7 +242,7 @@ def _error(request_id: Any, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": message}}
 
 
-def _protocol_output() -> IO[bytes]:
+def protocol_output() -> IO[bytes]:
     """This process's stdout for the protocol; file descriptor 1 then points at stderr."""
     sys.stdout.flush()
     output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

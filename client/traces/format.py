@@ -9,11 +9,13 @@ its `step` (the react_step it belongs to, from 1), `at_ms` (since the session be
 sent (keys left out) and the response received (for a streamed step, the terminal `result` event;
 format 2: with `llm_request`, the hashes and text of what the LLM was asked, each text written once:
 a part an earlier line already holds has its hash alone).
+What a run cost is the sum of its react_step answers' usage.cost_usd (CostSum, as the run goes;
+trace_cost, from a trace's records); a step whose model has no price adds nothing, and is counted.
 """
 
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,6 +24,39 @@ from reactstep.client.agent.loop import Question
 TRACE_VERSION = 2
 READ_VERSIONS = (1, 2)  # format 1 replays without the LLM request's hashes
 KEY_FIELDS = ("user_api_keys", "llm_key", "api_key")
+
+
+@dataclass
+class CostSum:
+    """What a run's steps cost, summed as they are heard (a listener of the loop): US dollars at the
+    server's prices, and the steps whose model has none."""
+
+    usd: float = 0.0
+    priced_steps: int = 0
+    unpriced_steps: int = 0
+
+    def __call__(self, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """Add a react_step answer's cost."""
+        if kind != "react_step" or not response.get("usage"):
+            return
+        cost = response["usage"].get("cost_usd")
+        if isinstance(cost, int | float):
+            self.usd += cost
+            self.priced_steps += 1
+        elif response.get("model"):  # the model was called, and has no price
+            self.unpriced_steps += 1
+
+    def total_usd(self) -> float | None:
+        """The sum, rounded to a millionth of a cent; None when no step had a price."""
+        return round(self.usd, 8) if self.priced_steps else None
+
+
+def trace_cost(records: list[dict[str, Any]]) -> CostSum:
+    """What the run a trace recorded cost."""
+    total = CostSum()
+    for record in records[1:]:
+        total(str(record.get("kind")), record.get("request") or {}, record.get("response") or {})
+    return total
 
 
 class ReplayMismatch(Exception):

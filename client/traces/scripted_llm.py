@@ -6,10 +6,14 @@ HTTP. Each request takes the next script item (see scripted_replies.py): reply t
 step. `"stream": true` requests get an OpenAI SSE chunk stream over chunked transfer encoding; a
 Reply with cut_after_chunks drops the connection mid-stream, without the final chunk or [DONE]; a sticky
 Fault answers every request after it (a trace that ended in an LLM error replays it, retries included).
+While it waits (a delay, a pause between chunks) it watches the connection, so a client that closes
+it is seen at once: the moment goes into `closes`, and the answer stops there.
 """
 
 import json
 import re
+import select
+import socket
 import sys
 import threading
 import time
@@ -57,6 +61,7 @@ class ScriptedLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str] = []
         self.streams: list[StreamRecord] = []
+        self.closes: list[float] = []  # time.monotonic() when a client closed a request being answered
         self.reject_params = frozenset(reject_params)
         self._host = host
         self._server = _QuietServer((host, 0), self)
@@ -98,6 +103,11 @@ class ScriptedLLMServer:
         """Keep how a streamed answer ended."""
         with self._lock:
             self.streams.append(record)
+
+    def record_close(self) -> None:
+        """A client closed its request before the answer was done: when it was seen."""
+        with self._lock:
+            self.closes.append(time.monotonic())
 
     def start(self) -> "ScriptedLLMServer":
         """Start serving in a background thread."""
@@ -185,7 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(body, as_reply(item, native=bool(body.get("tools"))))
 
     def _reply(self, body: dict[str, Any], reply: Reply) -> None:
-        time.sleep(reply.delay_s)
+        if not self._pause(reply.delay_s):
+            return
         model = str(body.get("model", ""))
         chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
         if not body.get("stream"):
@@ -204,7 +215,9 @@ class _Handler(BaseHTTPRequestHandler):
         sent = 0
         try:
             for payload in payloads[:limit]:
-                time.sleep(reply.chunk_delay_s)
+                if not self._pause(reply.chunk_delay_s):  # the close is recorded
+                    self.server.owner.record_stream(StreamRecord(sent, "disconnected"))
+                    return
                 self._write_chunk(f"data: {payload}\n\n".encode())
                 sent += 1
             if limit == len(payloads):
@@ -213,10 +226,29 @@ class _Handler(BaseHTTPRequestHandler):
         except ConnectionError:
             self.server.owner.record_stream(StreamRecord(sent, "disconnected"))
             self.close_connection = True
+            self.server.owner.record_close()  # seen by a write that failed
             return
         self.server.owner.record_stream(StreamRecord(sent, "completed" if limit == len(payloads) else "cut"))
         # A cut stream ends with the connection, never with the final chunk.
         self.close_connection = limit != len(payloads)
+
+    def _pause(self, seconds: float) -> bool:
+        """Wait `seconds` watching the connection; False (the close recorded) when the client closed it."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([self.connection], [], [], left)[0]:
+                continue
+            try:
+                closed = not self.connection.recv(1, socket.MSG_PEEK)
+            except ConnectionError:
+                closed = True
+            if not closed:  # the client sent more (its next request): it is not for now
+                time.sleep(max(deadline - time.monotonic(), 0))
+                break
+            self.server.owner.record_close()
+            self.close_connection = True
+            return False
+        return True
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -39,6 +39,7 @@ class Reply:
     cut_after_chunks: int | None = None  # streaming: drop the connection after this many chunks
     usage_chunk: bool = True  # streaming: send the usage chunk when asked (False: a provider that never does)
     completion_tokens: int | None = None  # the count to report (default: its characters / 4)
+    prompt_tokens: int | None = None  # the prompt's count to report (default: its characters / 4)
     streams: bool = True  # False: a stream request gets a 200 stream that ends with no chunk at all
 
     @property
@@ -89,7 +90,7 @@ def as_reply(item: str | Reply | Recorded, native: bool) -> Reply:
 def usage_body(reply: Reply, prompt_chars: int) -> dict[str, Any]:
     """Token counts as characters / 4, deterministically."""
     completion_chars = len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
-    prompt_tokens = prompt_chars // 4
+    prompt_tokens = prompt_chars // 4 if reply.prompt_tokens is None else reply.prompt_tokens
     completion_tokens = completion_chars // 4 if reply.completion_tokens is None else reply.completion_tokens
     usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,

@@ -4,7 +4,7 @@ trace.jsonl ─► read_trace (tolerant: a torn last line or another trace versi
             ─► steps: one per react_step, with the calls that followed it (execute_action,
                client_action, approval), and one per step_error (a step answered with an error:
                its status, code and message, a card of its own) — only what the page shows (no
-               conversation history, no approval tokens)
+               conversation history, no approval tokens); the run's cost, summed (format.py)
 report.json ─► Report (report.py), optional: the diverging step is marked
 viewer_page.html ─► the page: the data embedded as JSON (`<` escaped, so no `</script>` can end it),
                a Content-Security-Policy of default-src 'none' with the page's own style and
@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from reactstep.client.api.errors import ReactstepError
-from reactstep.client.traces.format import READ_VERSIONS
+from reactstep.client.traces.format import READ_VERSIONS, CostSum, trace_cost
 from reactstep.client.traces.report import Report
 
 TEMPLATE = "viewer_page.html"
@@ -134,6 +134,7 @@ def _step(number: int, response: dict[str, Any], at_ms: Any, texts: dict[str, st
             "prompt": usage.get("prompt_tokens") or 0,
             "completion": usage.get("completion_tokens") or 0,
         },
+        "cost_usd": usage.get("cost_usd"),
         "ms": {"llm": timing.get("llm_ms"), "step": timing.get("total_ms")},
         "asked": _asked(response.get("llm_request") or {}, texts),
         "calls": [],
@@ -174,10 +175,16 @@ def page_data(path: Path, report: Report | None = None) -> dict[str, Any]:
         "model": next((step["model"] for step in steps if step["model"]), None),
         "reactstep_version": header.get("reactstep_version"),
         "steps": steps,
+        "cost": _cost(trace_cost(records)),
         "texts": texts,
         "report": None if report is None else report.model_dump(exclude_unset=True),  # as the file said it
         "warnings": warnings,
     }
+
+
+def _cost(total: CostSum) -> dict[str, Any]:
+    """The run's cost as the page says it: US dollars (None: no step priced) and the steps unpriced."""
+    return {"usd": total.total_usd(), "unpriced_steps": total.unpriced_steps}
 
 
 def render(data: dict[str, Any]) -> str:

@@ -18,15 +18,17 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from reactstep.service.errors import MethodNotAllowed, NotFound, ServiceError, error_response
-from reactstep.service.http import endpoints, projects
+from reactstep.service.http import endpoints, projects, steps
 from reactstep.service.http.admission import AdmissionLimiter, AdmissionMiddleware
 from reactstep.service.http.auth import AuthMiddleware, parse_key_entries
+from reactstep.service.http.background_steps import background_steps
 from reactstep.service.http.direct import DirectRoutes
+from reactstep.service.http.disconnects import CancelOnDisconnect
 from reactstep.service.http.mcp import mcp_endpoint, open_mcp
 from reactstep.service.http.observe import ObserveMiddleware
 from reactstep.service.http.routing import MatchedRouter, allowed_methods
 from reactstep.service.llm.protocol import LLMGateway
-from reactstep.service.logs import stamp_request_ids
+from reactstep.service.logs.context import stamp_request_ids
 from reactstep.service.redaction import install_log_scrubber, remember_server_secrets
 from reactstep.service.runtime import Runtime, build_runtime
 from reactstep.service.settings import Settings
@@ -38,18 +40,22 @@ from reactstep.tools.vector_store.store import VectorStore
 
 # What a browser client may send and read (REACTSTEP_CORS_ORIGINS); the key travels in Authorization.
 CORS_METHODS = ("GET", "POST", "PUT", "DELETE")
-CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id")
-CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate")
+CORS_HEADERS = ("authorization", "content-type", "if-match", "if-none-match", "x-request-id", "last-event-id")
+CORS_EXPOSED = ("x-request-id", "etag", "retry-after", "www-authenticate", "location")
 QUEUE_TIMEOUT_S = 10.0  # a queued request waits at most this long for a slot, then 503 overloaded
 OVERLOAD_RETRY_AFTER_S = 1  # a slot frees within a step's first model call; clients come back soon
 READING_BODIES_PER_SLOT = 4  # bodies on their way per slot (256 at 64): a few slow senders never starve it
 
 EXECUTE_ACTION = Route("/api/agent/execute_action", endpoints.execute_action, methods=["POST"])
 FILES = "/api/projects/{project_id}/files/{path:path}"  # its routes take up to file_max_bytes of body
+REACT_STEP = Route("/api/agent/react_step", endpoints.react_step, methods=["POST"])
 ROUTES = [
-    Route("/api/agent/react_step", endpoints.react_step, methods=["POST"]),
+    REACT_STEP,
     EXECUTE_ACTION,
     Route("/api/agent/tools", endpoints.list_tools, methods=["GET"]),
+    Route("/api/agent/steps/{step_id}", steps.get_step, methods=["GET"]),
+    Route("/api/agent/steps/{step_id}", steps.delete_step, methods=["DELETE"]),
+    Route("/api/agent/steps/{step_id}/events", steps.get_step_events, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.put_project, methods=["PUT"]),
     Route("/api/projects/{project_id}", projects.get_project, methods=["GET"]),
     Route("/api/projects/{project_id}", projects.remove_project, methods=["DELETE"]),
@@ -60,6 +66,7 @@ ROUTES = [
     Route("/api/projects/{project_id}/changes", projects.project_changes, methods=["GET"]),
     Route("/api/projects/{project_id}/gc", projects.collect_project_garbage, methods=["POST"]),
     Route("/api/projects/{project_id}/index", projects.index_project, methods=["POST"]),
+    Route("/api/projects/{project_id}/index", projects.stop_index, methods=["DELETE"]),
     Route("/healthz", endpoints.healthz, methods=["GET"]),
     Route("/readyz", endpoints.readyz, methods=["GET"]),
     Route("/version", endpoints.server_version, methods=["GET"]),
@@ -105,14 +112,15 @@ def create_app(
     )
     app.router = MatchedRouter(ROUTES, lifespan=lifespan)
     app.state.runtime = runtime
+    app.state.background_steps = background_steps(runtime)
     app.state.mcp = open_mcp(runtime)
     return app
 
 
 def _middleware(runtime: Runtime) -> list[Middleware]:
     """Outermost first: the request's id, log line and metrics; CORS (a preflight needs no key, and a
-    browser may read a 401); who is calling (401); whether there is room (503); the hot routes
-    answered directly; then the router."""
+    browser may read a 401); who is calling (401); whether there is room (503); a step cancelled
+    when its client leaves; the hot routes answered directly; then the router."""
     settings, metrics = runtime.settings, runtime.metrics
     limiter = AdmissionLimiter(settings.max_concurrent_requests, settings.max_queue, QUEUE_TIMEOUT_S)
     metrics.watch_admission(lambda: limiter.active, lambda: limiter.waiting)
@@ -141,6 +149,7 @@ def _middleware(runtime: Runtime) -> list[Middleware]:
             max_reading=READING_BODIES_PER_SLOT * settings.max_concurrent_requests,
             rejected=metrics.rejected,
         ),
+        Middleware(CancelOnDisconnect, paths=[REACT_STEP.path], cancelled=metrics.request_cancelled),
         # Innermost: the hot routes skip Starlette's exception layer and router (same answers).
         Middleware(
             DirectRoutes, runtime=runtime, answers=[(EXECUTE_ACTION, endpoints.answer_execute_action)]

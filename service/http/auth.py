@@ -1,13 +1,14 @@
 """Who may call, and for which projects: service API keys, stored hashed, each scoped to project ids.
 
-    REACTSTEP_API_KEYS='["sha256:<hex of the key>:demo,team-*", "sha256:<hex>:*"]'
+    REACTSTEP_API_KEYS='["sha256:<hex of the key>:demo,team-*", "sha256:<hex>:*:tokens_per_day=100000"]'
 
 AuthMiddleware      public paths (health, readiness, version, the contract) pass; any other request needs
                     `Authorization: Bearer <key>` whose SHA-256 is a configured entry, else 401
-                    unauthorized; the entry's grant rides on the request (scope["state"]["grant"]), and
-                    who called (scope["state"]["caller"]: the key's SHA-256, "dev-mode" without keys)
+                    unauthorized; the entry's grant rides on the request (scope["state"]["grant"]),
+                    and its limits, when it sets any (scope["state"]["key_limits"], budgets/limits.py)
 authorize_project   every endpoint that takes a project_id, on every request: the grant must cover
-                    it, else 403 forbidden_project
+                    it, else 403 forbidden_project; the project rides on the request beside the grant
+                    (scope["state"]["project"]), so its log line names it, refused or not
 no keys configured  dev mode: every request is granted every project; `reactstep serve` allows it
                     only on a loopback address and warns at start-up
 Keys are random (`reactstep hash-key` makes one), so one unsalted SHA-256 is a fit digest.
@@ -24,12 +25,15 @@ from dataclasses import dataclass
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from reactstep.service import logs
-from reactstep.service.errors import ForbiddenProject, Unauthorized, error_response
+from reactstep.service.budgets.limits import KeyLimits, parse_limits
+from reactstep.service.errors import Forbidden, Unauthorized, error_response
 from reactstep.service.settings import Settings
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/version", "/openapi.yaml"})
-ENTRY = re.compile(r"sha256:(?P<digest>[0-9a-fA-F]{64}):(?P<scope>[A-Za-z0-9._*?-]+(,[A-Za-z0-9._*?-]+)*)")
+ENTRY = re.compile(
+    r"sha256:(?P<digest>[0-9a-fA-F]{64}):(?P<scope>[A-Za-z0-9._*?-]+(,[A-Za-z0-9._*?-]+)*)(:(?P<limits>\S+))?"
+)
+KEY_ID_HEX = 32  # a key's counts are kept under the first 128 bits of its SHA-256
 MIN_KEY_CHARS = 16
 MAX_TOKEN_CHARS = 512
 PRINTABLE_ASCII = re.compile(r"[\x21-\x7e]+")
@@ -41,11 +45,9 @@ DEV_MODE_WARNING = (
 
 @dataclass(frozen=True)
 class Grant:
-    """The projects one caller may use: fnmatch patterns over project ids ('*' is all); and who that
-    caller is (what MCP binds a write's requestState to)."""
+    """The projects one caller may use: fnmatch patterns over project ids ('*' is all)."""
 
     patterns: tuple[str, ...]
-    caller: str = "dev-mode"
 
     def allows(self, project_id: str) -> bool:
         """Whether the grant covers this project."""
@@ -59,10 +61,14 @@ EVERY_PROJECT = Grant(("*",))
 
 @dataclass(frozen=True)
 class KeyEntry:
-    """One configured key: the SHA-256 of the key and what it grants."""
+    """One configured key: the SHA-256 of the key, what it grants, and its limits (None: none)."""
 
     digest: bytes
     grant: Grant
+    limits: KeyLimits | None = None
+
+
+DEV_MODE = KeyEntry(b"", EVERY_PROJECT)  # no keys configured: every project, no limits
 
 
 def parse_key_entries(entries: list[str]) -> tuple[KeyEntry, ...]:
@@ -72,18 +78,27 @@ def parse_key_entries(entries: list[str]) -> tuple[KeyEntry, ...]:
         match = ENTRY.fullmatch(entry.strip())
         if match is None:
             raise ValueError(
-                f"REACTSTEP_API_KEYS entry {position} is not 'sha256:<64 hex digits>:<project glob>[,...]'"
+                f"REACTSTEP_API_KEYS entry {position} is not "
+                "'sha256:<64 hex digits>:<project glob>[,...][:<limit>=<number>[,...]]'"
             )
-        grant = Grant(tuple(match["scope"].split(",")), caller=match["digest"].lower())
-        parsed.append(KeyEntry(bytes.fromhex(match["digest"]), grant))
+        grant = Grant(tuple(match["scope"].split(",")))
+        limits = None
+        if match["limits"] is not None:
+            try:
+                limits = parse_limits(match["digest"][:KEY_ID_HEX].lower(), match["limits"])
+            except ValueError as exc:
+                raise ValueError(f"REACTSTEP_API_KEYS entry {position}: {exc}") from None
+        parsed.append(KeyEntry(bytes.fromhex(match["digest"]), grant, limits))
     return tuple(parsed)
 
 
-def key_entry(key: str, projects: str = "*") -> str:
-    """The REACTSTEP_API_KEYS entry for a key and a comma-separated list of project globs."""
+def key_entry(key: str, projects: str = "*", limits: str = "") -> str:
+    """The REACTSTEP_API_KEYS entry for a key, a comma-separated list of project globs and the key's
+    limits ('' for none; budgets/limits.py)."""
     if len(key) < MIN_KEY_CHARS:
         raise ValueError(f"a service API key needs at least {MIN_KEY_CHARS} characters")
     entry = f"sha256:{hashlib.sha256(key.encode()).hexdigest()}:{projects}"
+    entry += f":{limits}" if limits else ""
     parse_key_entries([entry])  # the same check start-up makes
     return entry
 
@@ -104,18 +119,24 @@ class AuthMiddleware:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        grant = self.grant_for(_authorization(scope)) if self.entries else EVERY_PROJECT
-        if grant is None:
+        entry = self.entry_for(_authorization(scope)) if self.entries else DEV_MODE
+        if entry is None:
             await _unauthorized()(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        state["grant"], state["caller"] = grant, grant.caller
+        state["grant"] = entry.grant
+        state["owner"] = key_owner(scope)
+        if entry.limits is not None:
+            state["key_limits"] = entry.limits
         await self.app(scope, receive, send)
 
     def grant_for(self, authorization: str | None) -> Grant | None:
         """The grant of the bearer key in the header; every project in dev mode; None if refused."""
-        if not self.entries:
-            return EVERY_PROJECT
+        entry = self.entry_for(authorization) if self.entries else DEV_MODE
+        return None if entry is None else entry.grant
+
+    def entry_for(self, authorization: str | None) -> KeyEntry | None:
+        """The configured entry of the bearer key in the header; None if refused."""
         token = _bearer_token(authorization)
         if token is None:
             return None
@@ -123,7 +144,7 @@ class AuthMiddleware:
         found = None
         for entry in self.entries:  # no early exit: the time taken does not tell which entry matched
             if hmac.compare_digest(digest, entry.digest):
-                found = entry.grant
+                found = entry
         return found
 
 
@@ -133,10 +154,9 @@ def authorize_project(scope: Scope, project_id: str) -> str:
     grant = scope.get("state", {}).get("grant")
     if not isinstance(grant, Grant):  # no AuthMiddleware ran: refuse rather than trust
         raise Unauthorized("this request was not authenticated")
-    allowed = grant.allows(project_id)
-    logs.note(project=project_id)  # a refused request's log line names the project too
-    if not allowed:
-        raise ForbiddenProject(f"this API key may not use project {project_id!r}")
+    scope["state"]["project"] = project_id  # the request line names it (observe.py), refused or not
+    if not grant.allows(project_id):
+        raise Forbidden(f"this API key may not use project {project_id!r}", code="forbidden_project")
     return project_id
 
 
@@ -187,3 +207,10 @@ def _authorization(scope: Scope) -> str | None:
 
 def _unauthorized() -> JSONResponse:
     return error_response(Unauthorized("send a valid service API key as 'Authorization: Bearer <key>'"))
+
+
+def key_owner(scope: Scope) -> str:
+    """Who is calling, as a digest that never reveals the key: what a kept answer is scoped to
+    (dev mode without a key: one owner for every caller)."""
+    token = _bearer_token(_authorization(scope)) or ""
+    return hashlib.sha256(b"reactstep key owner:" + token.encode()).hexdigest()

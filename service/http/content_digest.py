@@ -12,7 +12,7 @@ import base64
 import binascii
 import re
 
-from reactstep.service.errors import InvalidDigest
+from reactstep.service.errors import BadRequest
 
 # The algorithms verified: RFC 9530 name -> (hashlib name, digest length in bytes).
 ALGORITHMS = {"sha-256": ("sha256", 32), "sha-512": ("sha512", 64)}
@@ -36,8 +36,9 @@ def parse_content_digest(header: str | None) -> tuple[tuple[str, bytes], ...]:
     for member in header.split(","):
         match = _MEMBER.fullmatch(member)
         if match is None:
-            raise InvalidDigest(
-                f"Content-Digest {header!r} is not a list of <algorithm>=:<base64>: (RFC 9530)"
+            raise BadRequest(
+                f"Content-Digest {header!r} is not a list of <algorithm>=:<base64>: (RFC 9530)",
+                code="invalid_digest",
             )
         key, value = match.groups()
         if key in ALGORITHMS:
@@ -54,7 +55,8 @@ def _digest(key: str, value: str, size: int) -> bytes:
     except binascii.Error:
         digest = b""
     if len(digest) != size:
-        raise InvalidDigest(
-            f"Content-Digest {key} must be :<base64 of {size} bytes>: (RFC 9530), not {value!r}"
+        raise BadRequest(
+            f"Content-Digest {key} must be :<base64 of {size} bytes>: (RFC 9530), not {value!r}",
+            code="invalid_digest",
         )
     return digest

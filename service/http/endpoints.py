@@ -1,5 +1,14 @@
-"""Thin endpoints: validate the body, call one core function, return its result."""
+"""Thin endpoints: validate the body, call one core function, return its result.
 
+react_step walks a short corridor, each module entered once, in this order:
+
+    bodies (measured, parsed, validated; its secrets remembered) ─► auth (the key covers the project)
+    ─► step.prepare (one worker-thread hop: the project, the tools, the prompt) ─► step.call.step_reply
+    (the model asked, its reply read by parsing, the outcome by step.interpret) ─► the last item as
+    JSON, or every item as Server-Sent Events (step.stream)
+"""
+
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -7,26 +16,31 @@ from starlette.types import Scope
 
 from reactstep.contract.actions import ExecuteActionRequest
 from reactstep.contract.health import Health, Version
-from reactstep.contract.step import ReactStepRequest
+from reactstep.contract.step import ReactStepRequest, ReactStepResponse
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import (
-    json_response,
-    model_json,
-    model_response,
-    parse_model,
-    read_model,
-    received_body,
-)
+from reactstep.service.http.bodies import parse_model, read_model, received_body
+from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
 from reactstep.service.http.readiness import check_readiness
 from reactstep.service.metrics import CONTENT_TYPE
 from reactstep.service.runtime import Runtime
-from reactstep.service.schemas import check_client_tools
-from reactstep.service.step.call import take_step
-from reactstep.service.step.prepare import prepare
+from reactstep.service.step.call import step_reply
+from reactstep.service.step.prepare import PreparedStep, prepare
 from reactstep.service.step.prompt import describe_tools
-from reactstep.service.step.stream import stream_step
+from reactstep.service.step.stream import step_events
 from reactstep.service.version import OPENAPI_PATH, api_version, commit, package_version
 from reactstep.service.workspace.calls import execute_action as execute_action_call
+
+JSON = "application/json"
+
+
+def model_json(body: BaseModel, exclude_none: bool = False) -> bytes:
+    """A model's JSON, as model_dump_json makes it, in bytes (pydantic in one pass, no dict between)."""
+    return body.__pydantic_serializer__.to_json(body, exclude_none=exclude_none)
+
+
+def json_response(body: bytes, status: int = 200) -> Response:
+    """An answer with this JSON body (200 unless told)."""
+    return Response(body, status_code=status, media_type=JSON)
 
 
 def _runtime(request: Request) -> Runtime:
@@ -37,12 +51,23 @@ def _runtime(request: Request) -> Runtime:
 async def react_step(request: Request) -> Response:
     """POST /api/agent/react_step: a JSON body, or Server-Sent Events when the body asks to stream."""
     runtime = _runtime(request)
-    body = check_client_tools(await read_model(request, ReactStepRequest))
+    body = await read_model(request, ReactStepRequest)
     authorize_project(request.scope, body.project_id)
-    prepared = await prepare(body, runtime)  # the project's 404 and every request error, before any LLM call
+    prepared = await prepare(
+        body, runtime, request.scope["state"].get("key_limits")
+    )  # every 4xx and 429 first
+    if body.background:  # background_steps.py: 202 with the step's id, or its resumable events
+        state = request.scope["state"]
+        return await request.app.state.background_steps.start(  # type: ignore[no-any-return]
+            state["owner"], body.project_id, prepared, runtime.llm, body.stream
+        )
+    replies = step_reply(prepared, runtime.llm, streamed=body.stream)
     if body.stream:
-        return stream_step(prepared, runtime.llm)
-    return model_response(await take_step(prepared, runtime.llm), exclude_none=True)
+        plain_answer = isinstance(prepared, PreparedStep) and prepared.context.plain_answer
+        return EventStreamResponse(step_events(replies, plain_answer), headers=HEADERS)
+    *_, response = [item async for item in replies]  # no delta when not streamed: the response alone
+    assert isinstance(response, ReactStepResponse)
+    return Response(model_json(response, exclude_none=True), media_type=JSON)
 
 
 async def execute_action(request: Request) -> Response:

@@ -24,10 +24,9 @@ from collections import deque
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from reactstep.service.errors import ForbiddenOrigin, InvalidJSON
+from reactstep.service.errors import Forbidden, InvalidJSON
 from reactstep.service.http.auth import authorize_project
-from reactstep.service.http.bodies import received_body
-from reactstep.service.http.json_shape import check_json_shape
+from reactstep.service.http.bodies import check_json_shape, received_body
 from reactstep.service.mcp.local import local_caller, local_tools
 from reactstep.service.mcp.read_calls import ReadCalls
 from reactstep.service.mcp.results import Caller
@@ -61,7 +60,7 @@ class McpEndpoint:
         check_text(body)  # but not bytes that are no text: the SDK fails on them (500)
         transport: HttpTransport = request.app.state.mcp
         scope = accepting_any(scope)
-        read = await transport.read_call(Request(scope), body, Caller(project_id, scope["state"]["caller"]))
+        read = await transport.read_call(Request(scope), body, Caller(project_id, scope["state"]["owner"]))
         if read is None:
             if not checks_its_project(request.headers):
                 await require_project_from_loop(project_id, runtime)
@@ -85,8 +84,9 @@ def check_origin(origin: str | None, allowed: list[str]) -> None:
     if "*" in allowed:
         return
     if origin.rstrip("/").lower() not in {entry.rstrip("/").lower() for entry in allowed}:
-        raise ForbiddenOrigin(
-            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)"
+        raise Forbidden(
+            f"requests from the page origin {origin!r} may not call MCP (REACTSTEP_CORS_ORIGINS)",
+            code="forbidden_origin",
         )
 
 

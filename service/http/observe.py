@@ -23,7 +23,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reactstep.service.errors import INTERNAL_ERROR, ServiceError, error_response
 from reactstep.service.http.routing import match_route
-from reactstep.service.logs import RequestContext, accept_request_id, begin, end, log_line
+from reactstep.service.logs.context import RequestContext, accept_request_id, begin, end
+from reactstep.service.logs.writing import log_line
 from reactstep.service.metrics import Metrics
 
 logger = logging.getLogger("reactstep.http")
@@ -81,6 +82,8 @@ class ObserveMiddleware:
                 "status": status,
                 "duration_ms": round(seconds * 1000, 3),
             }
+            if (project := scope.get("state", {}).get("project")) is not None:  # auth.authorize_project
+                fields["project"] = project
             fields.update(context.fields)
             log_line(logger, logging.INFO, "request", context.request_id, fields)
 

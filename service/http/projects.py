@@ -17,11 +17,13 @@ from reactstep.service.errors import BadRequest, ServiceError, ValidationFailed
 from reactstep.service.http.auth import authorize_project
 from reactstep.service.http.bodies import read_model, received_body
 from reactstep.service.http.content_digest import parse_content_digest
+from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
 from reactstep.service.http.url_paths import url_file_path
 from reactstep.service.runtime import Runtime
 from reactstep.service.schemas import check_project_id
-from reactstep.service.step.stream import HEADERS, EventStreamResponse, error_event, event
+from reactstep.service.step.stream import error_event, event
 from reactstep.service.workspace.files import Preconditions, delete_file, get_file, put_file
+from reactstep.service.workspace.index_jobs import stop_index_run
 from reactstep.service.workspace.indexing import describe_resuming, run_index, start_index_job
 from reactstep.service.workspace.projects import create_project, delete_project, describe_project
 from reactstep.service.workspace.sync import list_changes, run_sync
@@ -139,6 +141,12 @@ async def index_project(request: Request) -> Response:
         return JSONResponse({"project_id": project_id, "indexing": job}, status_code=202)
     result = await run_in_threadpool(run_index, project_id, body, runtime)
     return JSONResponse(result.model_dump(mode="json"))
+
+
+async def stop_index(request: Request) -> JSONResponse:
+    """DELETE /api/projects/{project_id}/index: stop the run; 200 once it ended, 202 while it stops."""
+    status, body = await run_in_threadpool(stop_index_run, _project(request), _runtime(request))
+    return JSONResponse(body.model_dump(mode="json"), status_code=status)
 
 
 async def _index_events(project_id: str, body: IndexRequest, runtime: Runtime) -> AsyncIterator[bytes]:

@@ -1,1 +1,2 @@
-"""The LLM gateway (the only litellm importer), its clients, config, network guard and embeddings."""
+"""The LLM gateway (the only litellm importer), its chat completions, clients, config, network guard and
+embeddings."""

@@ -4,11 +4,12 @@ litellm builds httpx clients that follow redirects, so an allowlisted server cou
 send the call, key and all, on to any address, metadata services included. For a call with an
 api_base the gateway hands litellm one of these pools instead: a 3xx is an error.
 
-    sync    one pooled httpx.Client per process (chat completions and embeddings run in worker threads)
+    sync    one pooled httpx.Client per process (chat completions and embeddings run in worker threads),
+            whose connections a cancelled call can shut from the event loop (abortable.py)
     async   one pooled httpx.AsyncClient per event loop (a pool cannot move between loops; the
             pool of a loop that has closed is dropped, so its connections go with it)
 Chat completions take a pool inside litellm's own HTTP handler (its route that skips the OpenAI SDK,
-see gateway.py), made once per pool by the `wrap` the gateway passes. Embeddings still go through
+see completions.py), made once per pool by the `wrap` gateway.py passes. Embeddings still go through
 the SDK: its wrapper around a pool carries base URL, key and timeout and costs about as much as a
 local LLM answer to build, so the last WRAPPERS_KEPT of them are kept, by base URL, SHA-256 of the
 key and timeout (each key the process was lent stays in memory no longer than its wrapper).
@@ -22,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from reactstep.service.llm.abortable import abortable_transport
 from reactstep.tools.recent import Recent
 
 WRAPPERS_KEPT = 64
@@ -82,5 +84,5 @@ def _async_pool() -> httpx.AsyncClient:
 def _sync() -> httpx.Client:
     with _lock:
         if not _sync_pool:
-            _sync_pool.append(httpx.Client(follow_redirects=False))
+            _sync_pool.append(httpx.Client(follow_redirects=False, transport=abortable_transport()))
         return _sync_pool[0]

@@ -1,18 +1,21 @@
-"""Any LLM gateway, measured: each attempt's latency, outcome and tokens per provider, into the app's
-metrics and the request's log line (model, provider, llm_attempts, llm_ms, the token counts)."""
+"""Any LLM gateway, measured and priced: each attempt's latency, outcome and tokens per provider, into
+the app's metrics and the request's log line (model, provider, llm_attempts, llm_ms, the token counts,
+cost_usd), and each reply's usage with what it cost at litellm's prices (gateway.cost_usd)."""
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
-from reactstep.service import logs
 from reactstep.service.errors import UpstreamError
-from reactstep.service.llm.gateway import provider_of
+from reactstep.service.llm.gateway import cost_usd, provider_of
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
+from reactstep.service.logs import context as logs
 from reactstep.service.metrics import Metrics
 
 
 class MeteredGateway:
-    """Wraps a gateway; what it answers is unchanged."""
+    """Wraps a gateway; what it answers is unchanged but for the reply's usage.cost_usd."""
 
     def __init__(self, inner: LLMGateway, metrics: Metrics) -> None:
         self.inner = inner
@@ -24,12 +27,14 @@ class MeteredGateway:
         started = _begin(request, provider)
         outcome = "error"
         try:
-            reply = await self.inner.complete(request)
+            reply = self._reply(request, provider, await self.inner.complete(request))
             outcome = "ok"
-            self._reply(provider, reply)
             return reply
         except UpstreamError as error:
             outcome = error.code
+            raise
+        except asyncio.CancelledError:  # the client left (http/disconnects.py)
+            outcome = "cancelled"
             raise
         finally:
             self._attempt(request, provider, outcome, started)
@@ -43,7 +48,7 @@ class MeteredGateway:
             async for item in self.inner.stream(request):
                 if isinstance(item, LLMReply):
                     outcome = "ok"
-                    self._reply(provider, item)
+                    item = self._reply(request, provider, item)
                 yield item
         except UpstreamError as error:
             outcome = error.code
@@ -51,15 +56,21 @@ class MeteredGateway:
         finally:
             self._attempt(request, provider, outcome, started)
 
-    def _reply(self, provider: str, reply: LLMReply) -> None:
+    def _reply(self, request: LLMRequest, provider: str, reply: LLMReply) -> LLMReply:
         usage = reply.usage
         cached = usage.cached_tokens or 0  # the counter adds what providers say they cached
         self.metrics.llm_tokens(provider, usage.prompt_tokens, usage.completion_tokens, cached)
+        cost = cost_usd(request.model, usage.prompt_tokens, usage.completion_tokens, cached)
         logs.note(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cached_tokens=usage.cached_tokens,
         )
+        if cost is None:  # a model without a price: no cost_usd, in the answer or the log line
+            return reply
+        self.metrics.llm_cost(provider, cost)
+        logs.note(cost_usd=round(cost, 8))
+        return replace(reply, usage=usage.model_copy(update={"cost_usd": round(cost, 8)}))
 
     def _attempt(self, request: LLMRequest, provider: str, outcome: str, started: float) -> None:
         seconds = time.perf_counter() - started

@@ -21,7 +21,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from reactstep.service.errors import ForbiddenApiBase, ForbiddenProvider
+from reactstep.service.errors import Forbidden
 from reactstep.service.llm.gateway import provider_of
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -68,16 +68,18 @@ def check_api_base(url: str, allowlist: list[str], field: str = "llm_config.api_
     entries = [entry for raw in allowlist if (entry := parse_entry(raw)) is not None]
     covering = [entry for entry in entries if origin is not None and entry.covers(origin)]
     if origin is None or not covering:
-        raise ForbiddenApiBase(
-            f"{field} is not on this server's allowlist (REACTSTEP_LLM_API_BASE_ALLOWLIST)"
+        raise Forbidden(
+            f"{field} is not on this server's allowlist (REACTSTEP_LLM_API_BASE_ALLOWLIST)",
+            code="api_base_not_allowed",
         )
     if any(entry.names_host for entry in covering):
         return
     for address in resolve(origin.host, origin.port, field):
         if not is_public_address(address):
-            raise ForbiddenApiBase(
+            raise Forbidden(
                 f"{field} resolves to a non-public address ({address}); "
-                "only an allowlist entry naming the host exactly allows that"
+                "only an allowlist entry naming the host exactly allows that",
+                code="api_base_not_allowed",
             )
 
 
@@ -89,13 +91,15 @@ def check_model(model: str, allowed: list[str], field: str, with_api_base: bool)
 def check_provider(provider: str | None, allowed: list[str], field: str, with_api_base: bool) -> None:
     """check_model for a model whose provider is already known (None: litellm cannot route it)."""
     if provider is None or provider not in allowed:
-        raise ForbiddenProvider(
+        raise Forbidden(
             f"{field} names provider {provider or 'unknown'!r}, which this server does not allow "
-            "(REACTSTEP_LLM_ALLOWED_PROVIDERS)"
+            "(REACTSTEP_LLM_ALLOWED_PROVIDERS)",
+            code="provider_not_allowed",
         )
     if with_api_base and provider != OPENAI_COMPATIBLE:
-        raise ForbiddenProvider(
-            f"{field} must be an OpenAI-compatible model ('openai/<name>') when the request sets api_base"
+        raise Forbidden(
+            f"{field} must be an OpenAI-compatible model ('openai/<name>') when the request sets api_base",
+            code="provider_not_allowed",
         )
 
 
@@ -142,7 +146,7 @@ def resolve(host: str, port: int, field: str) -> list[Address]:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise ForbiddenApiBase(f"{field} names a host that does not resolve") from exc
+        raise Forbidden(f"{field} names a host that does not resolve", code="api_base_not_allowed") from exc
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 

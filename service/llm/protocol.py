@@ -6,7 +6,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import SecretStr
 
-from reactstep.contract.step import Usage
+from reactstep.contract.step import KeyBudget, Usage
 
 Message = dict[str, Any]
 
@@ -56,6 +56,7 @@ class LLMReply:
     elapsed_ms: float
     tool_calls: tuple[NativeToolCall, ...] = ()
     stop_dropped: bool = False  # the provider rejected the stop sequences; sent without them
+    budget: KeyBudget | None = None  # what the caller's service key has left (budgets/spending.py)
 
 
 class LLMGateway(Protocol):

@@ -88,7 +88,7 @@ def build_server(tools: list[dict[str, Any]], call: ToolCall, project_id: str | 
             return Caller(project_id, LOCAL_CALLER)
         request = ctx.request
         assert request is not None  # the HTTP transport hands every request its HTTP request
-        return Caller(request.path_params["project_id"], request.scope["state"]["caller"])
+        return Caller(request.path_params["project_id"], request.scope["state"]["owner"])
 
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=asking_tools if can_ask(ctx) else token_tools)

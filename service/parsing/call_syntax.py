@@ -3,6 +3,7 @@
     parse_call:  name ─► scan to the matching ")" (strings, comments, nesting limit)
                       ─► ast.parse("_(...)") ─► literal walk of each argument ─► Call
     render_action: name + args ─► Action: name(k=<literal>, ...)  (parse_call reads it back)
+    example_action: a tool's required arguments with placeholders of their types, rendered
 
 Tool names are matched with a regex rather than parsed, so names such as "read-file" work.
 """
@@ -226,3 +227,36 @@ def _quote(text: str) -> str:
         else:
             parts.append(f"\\U{ord(char):08x}")
     return '"' + "".join(parts) + '"'
+
+
+# A corrected example, for the format_error message about a tool
+
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "...",
+    "integer": 1,
+    "number": 1.0,
+    "boolean": True,
+    "array": [],
+    "object": {},
+}
+
+
+def example_action(tool: str, schema: Mapping[str, Any]) -> str:
+    """Action: tool(required=<placeholder>, ...), the required arguments with values of their types."""
+    properties = schema.get("properties", {})
+    required = [name for name in schema.get("required", []) if name in properties]
+    args = {name: _placeholder(properties[name]) for name in required}
+    try:
+        return render_action(tool, args)
+    except (ValueError, TypeError):  # a name that is not a Python identifier
+        return f'{{"name": "{tool}", "arguments": {{...}}}}'
+
+
+def _placeholder(spec: Any) -> Any:
+    kinds = spec.get("type") if isinstance(spec, Mapping) else None
+    if isinstance(kinds, list):
+        kinds = next((kind for kind in kinds if kind != "null"), None)
+    if kinds is None and isinstance(spec, Mapping):
+        options = [o.get("type") for o in spec.get("anyOf", []) if isinstance(o, Mapping)]
+        kinds = next((kind for kind in options if kind and kind != "null"), None)
+    return _PLACEHOLDERS.get(str(kinds), "...")

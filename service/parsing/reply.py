@@ -1,6 +1,6 @@
 """Turn a model's raw ReAct reply into one step: a tool call or a final answer.
 
-    text ─► size limit ─► reasoning blocks (<think>..) out: they open the thought (reasoning.py)
+    text ─► size limit ─► reasoning blocks out: they open the thought (below)
          ─► an "Observation:" the reply opens with (an echo) left out
          ─► cut at the first "Observation:" line after an action (hallucinated: the model must wait)
          ─► format readers in their fixed order (readers/__init__.py), each outside the spans
@@ -9,32 +9,38 @@
             model's own tool-call format: the first, the others named in a note (never run)
          ─► nothing found: with plain_answer (a model that answers in plain text), the text is
             the final answer; else FormatError
-         ─► action: known tool (or its unambiguous spelling) ─► bind its input to the tool's
-            schema, mapping drifted names and types (tool_args.py) ─► ParsedReply + notes
-read_reply: a reply with native tool calls ─► the first one, as a JSON action blob ─► parse_reply
-            (same schema checks, same error messages); thought = the content's reasoning; its
-            raw_output in the text syntax ("Thought: ...\nAction: tool(arg=...)"), so a trace
-            replays in either mode. Without calls: parse_reply of the text.
+         ─► action: bound to its tool's schema (binding.py) ─► ParsedReply + notes
+read_reply: a reply with native tool calls ─► the first one, as a JSON action blob, read as above;
+            thought = the content's reasoning; raw_output in the text syntax ("Thought: ...\nAction:
+            tool(arg=...)"), so a trace replays in either mode. Without calls: the text, read as above.
 
-Every repair made on the way is a note; the reply is untrusted input and nothing in it is
-evaluated (see call_syntax.py).
+Reasoning blocks (taken out, they open the thought): <think>..</think> (DeepSeek R1, Qwen3, GLM-4.5,
+MiniMax; R1's template opens <think> in the prompt, so a reply may hold only the closing tag),
+<seed:think> (Seed-OSS), [THINK] (Magistral, Ministral 3), ◁think▷ (Kimi VL), GPT-OSS's harmony
+analysis channel and its preamble (<|channel|>commentary<|message|>..<|end|>, no recipient) before
+a call. What follows a block is read as the reply; a block that never closes is refused, naming
+the closing tag. Every repair made on the way is a note; nothing in the reply is evaluated.
 """
 
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from reactstep.service.parsing.arg_drift import Aliases
-from reactstep.service.parsing.call_syntax import render_action
-from reactstep.service.parsing.examples import example_action
+from reactstep.service.parsing.binding import Aliases, bind_action
 from reactstep.service.parsing.readers import READERS
 from reactstep.service.parsing.readers.react_text import BOLD, LABEL, SP
-from reactstep.service.parsing.reasoning import split_reasoning
-from reactstep.service.parsing.steps import FormatError, Step
+from reactstep.service.parsing.steps import (
+    FormatError,
+    NativeFormatError,
+    ParsedAction,
+    ParsedReply,
+    Reading,
+    ReadReply,
+    Step,
+)
 from reactstep.service.parsing.text_parts import OBSERVATION, thought_before
-from reactstep.service.parsing.tool_args import ArgumentError
 
 __all__ = [
     "FormatError",
@@ -43,7 +49,6 @@ __all__ = [
     "ReadReply",
     "parse_reply",
     "read_reply",
-    "render_action",
 ]
 
 MAX_REPLY_CHARS = 200_000
@@ -57,34 +62,7 @@ _ACTION_START = re.compile(
 _NOTHING_FOUND = (
     'Reply with `Action: tool_name(arg="value")` to call a tool, or `Final Answer: ...` when you are done.'
 )
-
-
-@dataclass(frozen=True)
-class ParsedAction:
-    """One tool call the model asked for."""
-
-    tool_name: str
-    tool_args: dict[str, Any]
-    raw_action_string: str
-
-
-@dataclass(frozen=True)
-class ParsedReply:
-    """A parsed reply: the thought plus exactly one of action / final_answer, and the repairs made."""
-
-    thought: str
-    action: ParsedAction | None
-    final_answer: str | None
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReadReply:
-    """A reply read (read_reply), with its text-syntax rendering and how many calls were left unused."""
-
-    parsed: ParsedReply
-    raw_output: str
-    ignored_calls: int = 0
+TOO_NESTED = "Your reply is too deeply nested or malformed to parse. " + _NOTHING_FOUND
 
 
 def parse_reply(
@@ -98,6 +76,59 @@ def parse_reply(
     `aliases` maps a tool's name to the argument names models write for its parameters;
     `plain_answer`: a reply with no action or answer in any format is the final answer.
     """
+    return read_reply(text, (), tools, aliases, plain_answer).parsed
+
+
+def read_reply(
+    text: str,
+    calls: Sequence[tuple[str, str]],
+    tools: Mapping[str, dict[str, Any]],
+    aliases: Mapping[str, Aliases] | None = None,
+    plain_answer: bool = False,
+) -> ReadReply:
+    """A reply's action or final answer: its text parsed, or its first native tool call (name, JSON
+    arguments) read as a JSON action blob through the same grammar, the thought from the text.
+    FormatError (with the raw_output of a native call) when it has neither.
+
+    `plain_answer`: content without a call is the final answer (parse_reply)."""
+    blob = native_text = ""
+    if not calls:
+        reading = read_text(text, tools, plain_answer)
+        thought = reading.thought
+    else:
+        try:
+            thought = read_text(text, tools, False).thought  # the content's reasoning
+        except FormatError as exc:
+            thought = exc.thought
+        name, arguments = calls[0]
+        blob = json.dumps({"name": name, "arguments": arguments.strip() or "{}"}, ensure_ascii=False)
+        native_text = f"Thought: {thought}\nAction: {blob}" if thought else f"Action: {blob}"
+        try:
+            reading = read_text(blob, tools, False)
+        except FormatError as exc:
+            raise NativeFormatError(exc.reason, thought, native_text) from None
+    if reading.step is None:
+        return ReadReply(ParsedReply(thought, None, reading.final, reading.notes), text)
+    try:
+        action, notes = bind_action(reading.step, tools, aliases or {}, thought, blob)
+    except FormatError as exc:
+        if calls:
+            raise NativeFormatError(exc.reason, thought, native_text) from None
+        raise
+    except (RecursionError, MemoryError, ValueError):  # hostile input can exhaust the schema check too
+        if calls:
+            raise NativeFormatError(TOO_NESTED, thought, native_text) from None
+        raise FormatError(TOO_NESTED, reading.reasoning) from None
+    parsed = ParsedReply(thought, action, None, (*reading.notes, *notes))
+    if not calls:
+        return ReadReply(parsed, text)
+    action_text = action.raw_action_string
+    return ReadReply(parsed, f"Thought: {thought}\n{action_text}" if thought else action_text, len(calls) - 1)
+
+
+def read_text(text: str, tools: Mapping[str, Any], plain: bool) -> Reading:
+    """The step a reply's text makes (no tool looked at yet), or a FormatError; the thought opens with
+    the reasoning blocks' text."""
     if len(text) > MAX_REPLY_CHARS:
         raise FormatError(
             f"Your reply is {len(text)} characters long; the limit is {MAX_REPLY_CHARS}. "
@@ -105,36 +136,29 @@ def parse_reply(
         )
     reasoned = split_reasoning(text)
     try:
-        return _parse(reasoned.body, tools, aliases or {}, plain_answer, reasoned.reasoning)
+        reading = _read_body(reasoned.body, tools, plain)
     except FormatError as exc:
         raise FormatError(exc.reason, _joined(reasoned.reasoning, exc.thought)) from None
+    return replace(
+        reading, thought=_joined(reasoned.reasoning, reading.thought), reasoning=reasoned.reasoning
+    )
 
 
-def _parse(
-    text: str,
-    tools: Mapping[str, dict[str, Any]],
-    aliases: Mapping[str, Aliases],
-    plain: bool,
-    reasoning: str,
-) -> ParsedReply:
+def _read_body(text: str, tools: Mapping[str, Any], plain: bool) -> Reading:
     body, echo = _without_echo(text)
     body, cut = _without_made_up_observation(body)
     echo += cut
     try:
         steps, problem = _read(body, tools)
         if not steps and plain and body.strip():
-            return ParsedReply(reasoning, None, body.strip(), echo)
+            return Reading("", None, body.strip(), echo)
         step, thought, others = _choose(body, steps, problem)
-        thought = _joined(reasoning, thought)
-        if step.final is not None:
-            return ParsedReply(thought, None, step.final, echo + step.notes)
-        action, notes = _build_action(step, tools, aliases.get(step.tool, {}), thought)
-        return ParsedReply(thought, action, None, echo + others + step.notes + notes)
     except (RecursionError, MemoryError, ValueError):
         # Hostile input can exhaust the parsers; that is the model's format problem, not a crash.
-        raise FormatError(
-            "Your reply is too deeply nested or malformed to parse. " + _NOTHING_FOUND
-        ) from None
+        raise FormatError(TOO_NESTED) from None
+    if step.final is not None:
+        return Reading(thought, None, step.final, echo + step.notes)
+    return Reading(thought, step, None, echo + others + step.notes)
 
 
 def after_echo(text: str) -> int | None:
@@ -229,85 +253,80 @@ def _others_note(steps: list[Step]) -> str:
     )
 
 
-def _build_action(
-    step: Step, tools: Mapping[str, dict[str, Any]], aliases: Aliases, thought: str
-) -> tuple[ParsedAction, tuple[str, ...]]:
-    """Bind the step's arguments to its tool's schema, with a note for each name or type mapped."""
-    name, notes = _tool_name(step.tool, tools)
-    if name is None:
-        available = ", ".join(sorted(tools)) or "none"
-        raise FormatError(f"Unknown tool '{step.tool}'. Available tools: {available}.", thought)
-    schema = tools[name]
-    try:
-        args, bound = step.given.bind_noted(schema, aliases)
-    except ArgumentError as exc:
-        example = example_action(name, schema)
-        raise FormatError(f"{name}: {exc}. Write it like: {example}", thought) from None
-    return ParsedAction(name, args, step.raw), (*notes, *bound)
+# Reasoning blocks
+
+_BLOCKS: tuple[tuple[str, str], ...] = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+_BLOCKS += (("<seed:think>", "</seed:think>"),)
+_BLOCKS += (("[THINK]", "[/THINK]"),)
+_BLOCKS += (("◁think▷", "◁/think▷"), ("<|channel|>analysis<|message|>", "<|end|>"))
+# GPT-OSS's preamble before its calls: what it says it will do, read as part of the thought.
+_BLOCKS += (("<|channel|>commentary<|message|>", "<|end|>"),)
+_OPEN = re.compile("|".join(re.escape(opening) for opening, _ in _BLOCKS), re.IGNORECASE)
+_CLOSE = re.compile("|".join(re.escape(closing) for _, closing in _BLOCKS), re.IGNORECASE)
+_HARMONY_START = re.compile(r"<\|start\|>\s*assistant\s*$")
+_HARMONY_LEAD = re.compile(r"<\|start\|>\s*assistant\s*")
+_CLOSING = {opening.lower(): closing for opening, closing in _BLOCKS}
 
 
-def _tool_name(name: str, tools: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
-    """The tool a name means: itself, or the one tool spelled the same up to case, "-" and "_"."""
-    if name in tools:
-        return name, ()
-    key = name.lower().replace("-", "_")
-    matches = [tool for tool in tools if tool.lower().replace("-", "_") == key]
-    if len(matches) == 1:
-        return matches[0], (f"Tool '{name}' was read as '{matches[0]}'.",)
-    return None, ()
+CLOSINGS = tuple(closing for _, closing in _BLOCKS)
+# Each closing tag, found case-insensitively from a position (lower() may change a text's length).
+CLOSING_TAG = {closing: re.compile(re.escape(closing), re.IGNORECASE) for closing in CLOSINGS}
 
 
-def read_reply(
-    text: str,
-    calls: Sequence[tuple[str, str]],
-    tools: Mapping[str, dict[str, Any]],
-    aliases: Mapping[str, Aliases] | None = None,
-    plain_answer: bool = False,
-) -> ReadReply:
-    """A reply's action or final answer: its text parsed, or its first native tool call (name, JSON
-    arguments) read as a JSON action blob through the same grammar, the thought from the text.
-    FormatError (with the raw_output of a native call) when it has neither.
-
-    `plain_answer`: content without a call is the final answer (parse_reply)."""
-    if not calls:
-        return ReadReply(parse_reply(text, tools, aliases, plain_answer), text)
-    name, arguments = calls[0]
-    thought = _native_thought(text, tools)
-    blob = json.dumps({"name": name, "arguments": arguments.strip() or "{}"}, ensure_ascii=False)
-    try:
-        parsed = parse_reply(blob, tools, aliases)
-    except FormatError as exc:
-        raise NativeFormatError(exc.reason, thought, _as_text(thought, f"Action: {blob}")) from None
-    action = parsed.action
-    assert action is not None  # a blob is an action, never a final answer
-    canonical = ParsedAction(action.tool_name, action.tool_args, _action_text(action, blob))
-    raw_output = _as_text(thought, canonical.raw_action_string)
-    reply_parsed = ParsedReply(thought, canonical, None, parsed.notes)
-    return ReadReply(reply_parsed, raw_output, len(calls) - 1)
+def opening(text: str) -> tuple[int, str] | bool | None:
+    """For a reply's start: (where its reasoning opener ends, the closing tag), False when it opens with
+    none, None while more text could still make one (the thought stream asks as the reply arrives)."""
+    head = text.lstrip()
+    lead = _HARMONY_LEAD.match(head)
+    rest = head[lead.end() :] if lead else head
+    if lead is None and "<|start|>assistant".startswith(head):
+        return None
+    opened = _OPEN.match(rest)
+    if opened is not None:
+        return len(text) - len(rest) + opened.end(), _CLOSING[opened.group().lower()]
+    if any(opener.lower().startswith(rest.lower()) for opener, _ in _BLOCKS):
+        return None
+    return False
 
 
-class NativeFormatError(FormatError):
-    """A native tool call that could not be used, and how it reads in the text syntax."""
+@dataclass(frozen=True)
+class Reasoned:
+    """The reply with its reasoning blocks taken out, and their text (joined, stripped)."""
 
-    def __init__(self, reason: str, thought: str, raw_output: str) -> None:
-        super().__init__(reason, thought)
-        self.raw_output = raw_output
-
-
-def _native_thought(text: str, tools: Mapping[str, dict[str, Any]]) -> str:
-    """The reasoning in the content: before any label, without a "Thought:" label."""
-    try:
-        return parse_reply(text, tools).thought
-    except FormatError as exc:
-        return exc.thought
+    body: str
+    reasoning: str = ""
 
 
-def _action_text(action: ParsedAction, blob: str) -> str:
-    try:
-        return render_action(action.tool_name, action.tool_args)
-    except (ValueError, TypeError):  # an argument name that is not a Python identifier
-        return f"Action: {blob}"
+def split_reasoning(text: str) -> Reasoned:
+    """The reply without its reasoning blocks; FormatError when a block is left open."""
+    parts: list[str] = []
+    kept: list[str] = []
+    pos = 0
+    first_open = _OPEN.search(text)
+    orphan = _CLOSE.search(text)
+    if orphan is not None and (first_open is None or orphan.start() < first_open.start()):
+        parts.append(text[: orphan.start()])  # the template opened the block in the prompt
+        pos = orphan.end()
+    while (opened := _OPEN.search(text, pos)) is not None:
+        kept.append(_HARMONY_START.sub("", text[pos : opened.start()]))
+        closing = _CLOSING[opened.group().lower()]
+        found = CLOSING_TAG[closing].search(text, opened.end())
+        close = -1 if found is None else found.start()
+        if close < 0:
+            reasoning = _joined_parts([*parts, text[opened.end() :]])
+            raise FormatError(
+                f"Your reply opens {opened.group()} and never closes it: {closing} is missing, so no "
+                f"action or answer follows your reasoning. Close it with {closing}, then write the call "
+                "or the answer.",
+                reasoning,
+            )
+        parts.append(text[opened.end() : close])
+        pos = close + len(closing)
+    kept.append(text[pos:])
+    if not parts:
+        return Reasoned(text)
+    return Reasoned("".join(kept).strip(), _joined_parts(parts))
 
 
-def _as_text(thought: str, action: str) -> str:
-    return f"Thought: {thought}\n{action}" if thought else action
+def _joined_parts(parts: list[str]) -> str:
+    return "\n\n".join(part.strip() for part in parts if part.strip())

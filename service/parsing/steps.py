@@ -1,7 +1,9 @@
-"""What the format readers hand back: steps found in a reply, and the refusal they may raise.
+"""What the format readers hand back: steps found in a reply, and the refusal they may raise; and
+what a reply is read into (ParsedAction, ParsedReply, ReadReply).
 
 A step is an action or a final answer located in the reply, not yet checked against the tool's
-schema; each reader (readers/) finds the steps its format writes, the chooser (reply.py) keeps one.
+schema; each reader (readers/) finds the steps its format writes, the chooser (reply.py) keeps one,
+binding.py binds its call to the tool's schema.
 """
 
 import json
@@ -57,3 +59,54 @@ def value_step(
 def in_spans(pos: int, steps: list[Step]) -> bool:
     """Whether pos falls inside a step already found."""
     return any(step.start <= pos < step.end for step in steps)
+
+
+# What a reply is read into
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    """One tool call the model asked for."""
+
+    tool_name: str
+    tool_args: dict[str, Any]
+    raw_action_string: str
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    """A parsed reply: the thought plus exactly one of action / final_answer, and the repairs made."""
+
+    thought: str
+    action: ParsedAction | None
+    final_answer: str | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReadReply:
+    """A reply read (read_reply), with its text-syntax rendering and how many calls were left unused."""
+
+    parsed: ParsedReply
+    raw_output: str
+    ignored_calls: int = 0
+
+
+class NativeFormatError(FormatError):
+    """A native tool call that could not be used, and how it reads in the text syntax."""
+
+    def __init__(self, reason: str, thought: str, raw_output: str) -> None:
+        super().__init__(reason, thought)
+        self.raw_output = raw_output
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a reply's text says before any tool is looked at: the step it makes (None for a final
+    answer, `final`), the thought (its reasoning first), and the repairs made reading it."""
+
+    thought: str
+    step: Step | None
+    final: str | None
+    notes: tuple[str, ...]
+    reasoning: str = ""

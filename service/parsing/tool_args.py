@@ -1,26 +1,16 @@
-"""A tool call's arguments: from the forms a reply writes them in to a dict valid for the tool.
+"""A tool call's arguments as a reply writes them, not yet named by the tool's schema (binding.py does).
 
     call literals | Action Input text | JSON "action_input" / "arguments" ─► ToolInput
-    ToolInput.bind_noted(schema, aliases) ─► a lone value (text, number, list) to the only, else the
-        first required, parameter ─► positional ones in property order ─► nesting limit
-        ─► names and types that drifted (arg_drift.py, each with a note) ─► jsonschema
 
-Every complaint is an ArgumentError addressed to the model: reading an input gives a whole
-sentence; bind() gives clauses that the caller prefixes with the tool's name.
+Every complaint is an ArgumentError addressed to the model: reading an input gives a whole sentence.
 """
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
-from reactstep.service.parsing.arg_drift import Aliases, fix_drift
-from reactstep.service.parsing.call_syntax import MAX_NESTING
 from reactstep.service.parsing.lenient_json import STRICT_JSON, decode_at, decode_object
-from reactstep.tools.recent import Recent
 
 __all__ = [
     "STRICT_JSON",
@@ -33,7 +23,6 @@ __all__ = [
     "tool_input",
 ]
 
-_MAX_PROBLEMS = 4
 # LlamaIndex-style drift: the JSON input wrapped in the name of a tool class, e.g. SearchTool({...}).
 _WRAPPED = re.compile(r"([A-Za-z_]\w*)\((\{.*\})\)", re.DOTALL)
 _BAD_ARGUMENTS = '"arguments" must be a JSON object (or a string holding one).'
@@ -52,30 +41,6 @@ class ToolInput:
     # One value given without a name: plain text, or a JSON number, boolean or list.
     text: Any = None
     notes: tuple[str, ...] = ()  # repairs made while reading the input
-
-    def bind(self, schema: Mapping[str, Any]) -> dict[str, Any]:
-        """The arguments by name, valid for the schema; plain text fills one parameter."""
-        return self.bind_noted(schema)[0]
-
-    def bind_noted(
-        self, schema: Mapping[str, Any], aliases: Aliases | None = None
-    ) -> tuple[dict[str, Any], list[str]]:
-        """The arguments by name, valid for the schema, and a note for each repair it took."""
-        notes = list(self.notes)
-        if self.text is not None:
-            name = _text_parameter(schema)
-            args = {name: self.text}
-            if not isinstance(self.text, str):
-                notes.append(f"The input {_shorten(json.dumps(self.text), 40)} was given to '{name}'.")
-        else:
-            args = _by_name(schema, self.positional, self.keywords)
-        if _too_deep(args):
-            raise ArgumentError(f"arguments are nested more than {MAX_NESTING} levels deep")
-        args, drift = fix_drift(args, schema, aliases or {})
-        problems = _problems(args, schema)
-        if problems:
-            raise ArgumentError("; ".join(problems))
-        return args, notes + drift
 
 
 def input_value(content: str) -> Any:
@@ -103,7 +68,7 @@ def input_value_noted(content: str) -> tuple[Any, tuple[str, ...]]:
         notes += (note,) if note else ()
         rest = content[end:].strip()
         if rest:
-            notes += (f"Text after the Action Input's JSON was dropped: {_shorten(rest, 40)!r}.",)
+            notes += (f"Text after the Action Input's JSON was dropped: {shorten(rest, 40)!r}.",)
         return value, notes
     if content.startswith('"'):
         try:
@@ -141,95 +106,5 @@ def tool_input(tool: str, value: Any) -> ToolInput:
     raise ArgumentError(f"The input for {tool} must be a JSON object of arguments or plain text.")
 
 
-def _by_name(
-    schema: Mapping[str, Any], positional: tuple[Any, ...], keywords: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Keyword arguments plus positional ones named in the schema's property order."""
-    names = list(schema.get("properties", {}))
-    if len(positional) > len(names):
-        raise ArgumentError(f"takes at most {len(names)} positional argument(s), got {len(positional)}")
-    args = dict(zip(names, positional, strict=False))
-    for name, value in keywords.items():
-        if name in args:
-            raise ArgumentError(f"argument '{name}' is given twice")
-        args[name] = value
-    return args
-
-
-def _text_parameter(schema: Mapping[str, Any]) -> str:
-    """The parameter plain-text input fills: the only one, else the first required one."""
-    names = list(schema.get("properties", {}))
-    required = schema.get("required", [])
-    if len(names) == 1:
-        return str(names[0])
-    if required:
-        return str(required[0])
-    raise ArgumentError("plain-text input is ambiguous for this tool; pass name=value arguments")
-
-
-def _too_deep(value: Any) -> bool:
-    """Whether containers nest beyond MAX_NESTING (iterative: JSON input can be very deep)."""
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_NESTING:
-            return True
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-    return False
-
-
-def _problems(args: dict[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """Short messages for everything wrong with args; unknown names are refused by default."""
-    properties = schema.get("properties", {})
-    problems = [
-        f"missing required argument '{name}'" for name in schema.get("required", []) if name not in args
-    ]
-    unknown = [name for name in args if name not in properties]
-    # A tool call with a stray argument is a model mistake unless the schema says extras are fine.
-    if unknown and schema.get("additionalProperties", False) is False:
-        valid = ", ".join(properties) or "none"
-        problems.append(f"unknown argument {', '.join(map(repr, unknown))} (valid: {valid})")
-    errors = _validator(schema).iter_errors(args)
-    for error in sorted(errors, key=lambda e: (_path(e.absolute_path), str(e.message))):
-        # Top-level missing and unknown names were reported above, in the model's terms.
-        if error.absolute_path or error.validator not in ("required", "additionalProperties"):
-            problems.append(_describe_error(error))
-    unique = list(dict.fromkeys(problems))
-    extra = len(unique) - _MAX_PROBLEMS
-    return unique[:_MAX_PROBLEMS] + ([f"and {extra} more"] if extra > 0 else [])
-
-
-def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
-    """The schema's validator, built once per distinct schema (building one costs more than using it)."""
-    key = json.dumps(schema, sort_keys=True, default=str)
-    return _validators.get_or_make(key, lambda: Draft202012Validator(schema))
-
-
-_validators: Recent[str, Draft202012Validator] = Recent(256)
-
-
-def _describe_error(error: Any) -> str:
-    """One jsonschema error as a short sentence naming the argument."""
-    where = _path(error.absolute_path)
-    if error.validator == "type":
-        expected = error.validator_value
-        kinds = " or ".join(expected) if isinstance(expected, list) else str(expected)
-        got = json.dumps(error.instance, ensure_ascii=False, default=str)
-        return f"argument '{where}' must be {kinds}, got {_shorten(got, 40)}"
-    message = _shorten(str(error.message), 100)
-    return f"argument '{where}': {message}" if where else f"arguments: {message}"
-
-
-def _path(parts: Any) -> str:
-    """A JSON path such as items[0].name."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def _shorten(text: str, limit: int) -> str:
+def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"

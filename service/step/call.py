@@ -1,11 +1,15 @@
-"""The step's LLM call: the whole reply, or its stream, with provider faults retried inside one deadline.
+"""The step's LLM call: the whole reply, or its stream, with provider faults retried inside one deadline;
+then the reply read and the step's outcome made of it.
 
-step_reply: streamed ─► open_reply_stream (faults before the first delta retried; a server that
+step_reply: no call needed (prepare answered) ─► that response
+            streamed ─► open_reply_stream (faults before the first delta retried; a server that
                 answers a call that may use a tool with an empty stream is remembered, and the reply
                 asked for whole, its text one delta) ─► each delta ─► the reply
             not ─► complete_with_retries ─► the reply
+            ─► cut to MAX_REPLY_CHARS (as if it hit its token limit, noted) ─► read by the reply
+               grammar (parsing.reply.read_reply: an action, an answer, or a FormatError)
             ─► interpret.finish_step ─► the step's response, last
-take_step: step_reply, not streamed (stream.py streams it)
+take_step: step_reply, not streamed, its response (stream.py streams it)
 
     attempt ─► ok ─────────────────────────────────────────► reply (+ how many retries it took)
             └► LLMRateLimited | LLMUnavailable | LLMTimeout ─► wait (Retry-After, else base * 2^n
@@ -28,7 +32,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import replace
 from typing import TypeVar
 
-from reactstep.contract.step import ReactStepResponse
+from reactstep.contract.step import ReactStepResponse, Timing
 from reactstep.service.errors import (
     EmptyStream,
     LLMBadResponse,
@@ -37,8 +41,10 @@ from reactstep.service.errors import (
     LLMUnavailable,
     UpstreamError,
 )
+from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMGateway, LLMReply, LLMRequest
-from reactstep.service.logs import log_event
+from reactstep.service.logs.writing import log_event
+from reactstep.service.parsing.reply import FormatError, ReadReply, read_reply
 from reactstep.service.step.interpret import finish_step
 from reactstep.service.step.prepare import TIMEOUT_SETTING, UNSTREAMED, PreparedStep, RetryPolicy
 
@@ -49,19 +55,23 @@ Result = TypeVar("Result")
 
 async def take_step(prepared: PreparedStep | ReactStepResponse, llm: LLMGateway) -> ReactStepResponse:
     """The step's response: the model asked (retrying provider faults), its reply interpreted."""
-    if isinstance(prepared, ReactStepResponse):
-        return prepared
     *_, response = [item async for item in step_reply(prepared, llm, streamed=False)]
     assert isinstance(response, ReactStepResponse)  # step_reply ends with it, and yields no delta here
     return response
 
 
 async def step_reply(
-    prepared: PreparedStep, llm: LLMGateway, streamed: bool
+    prepared: PreparedStep | ReactStepResponse, llm: LLMGateway, streamed: bool
 ) -> AsyncGenerator[str | ReactStepResponse, None]:
-    """The reply's text deltas as the model writes them (when `streamed`), then the step's response.
+    """The reply's text deltas as the model writes them (when `streamed`), then the step's response
+    (alone when prepare answered without a call).
 
-    Closing it early closes the upstream stream, and so the connection to the provider."""
+    Closing it early closes the upstream stream, and so the connection to the provider. A step held
+    against its key's budget runs on the gateway that settles the hold (prepared.gateway)."""
+    if isinstance(prepared, ReactStepResponse):
+        yield prepared
+        return
+    llm = prepared.gateway or llm
     attempts = Attempts(prepared.retry_policy, prepared.retry_seed)
     llm_started = time.perf_counter()
     upstream: AsyncIterator[str | LLMReply] | None = None
@@ -83,10 +93,33 @@ async def step_reply(
             yield item
             assert upstream is not None
             item = await next_item(upstream, attempts)
-        yield finish_step(prepared, item, attempts.retries, llm_started)
+        finished = time.perf_counter()
+        reply, cut_note = cap_reply(item)
+        context = prepared.context
+        calls = [(call.name, call.arguments) for call in reply.tool_calls] if context.mode == "native" else []
+        try:
+            read: ReadReply | FormatError = read_reply(
+                reply.text, calls, context.tools.schemas, context.tools.aliases, context.plain_answer
+            )
+        except FormatError as exc:
+            read = exc
+        timing = Timing(
+            llm_ms=round((finished - llm_started) * 1000, 3),
+            total_ms=round((finished - prepared.started) * 1000, 3),
+            retries=attempts.retries,
+        )
+        yield finish_step(prepared, reply, read, cut_note, timing)
     finally:
         if upstream is not None:
             await _close(upstream)
+
+
+def cap_reply(reply: LLMReply, max_chars: int = MAX_REPLY_CHARS) -> tuple[LLMReply, str | None]:
+    """The reply cut to max_chars (as if it had hit its token limit), and a note when it was cut."""
+    if len(reply.text) <= max_chars:
+        return reply, None
+    note = f"The model's reply ({len(reply.text)} characters) was cut to the first {max_chars}."
+    return replace(reply, text=reply.text[:max_chars], finish_reason="length"), note
 
 
 class Attempts:

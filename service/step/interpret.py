@@ -1,8 +1,8 @@
-"""The step's outcome from the model's reply: which status, and what the client appends next.
+"""The step's outcome from the model's reply, read: which status, and what the client appends next.
 
-finish_step: the reply cut to MAX_REPLY_CHARS (as if it hit its token limit, noted) ─► interpret
-             ─► the response with model, usage, timing, notes (and the prompt when debugging)
-parse (parsing.reply.read_reply: the text grammar, or a native tool call through the same grammar)
+finish_step: the reply as call.py read it (parsing.reply.read_reply: the text grammar, or a native tool
+             call through the same grammar) ─► the response with model, usage, timing, notes (and
+             the prompt when debugging) ─► its status and retries on the request's log line
   ├─ no action or answer ─► format_error (+ corrective message)
   │                         └ the reply and message the history holds `loop_repeats` times ─► loop_detected
   │                         └ finish_reason length ─► truncated_output (+ corrective message, note)
@@ -11,34 +11,28 @@ parse (parsing.reply.read_reply: the text grammar, or a native tool call through
             └► action_proposed (executor server | client)
 """
 
-import time
-from dataclasses import replace
-from typing import Any
-
 from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Timing, Usage
-from reactstep.service import logs
-from reactstep.service.limits import MAX_REPLY_CHARS
 from reactstep.service.llm.protocol import LLMReply
-from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, ReadReply, read_reply
+from reactstep.service.logs import context as logs
+from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, ReadReply
 from reactstep.service.step.loop_guard import action_key
 from reactstep.service.step.prepare import PreparedStep, StepContext
 from reactstep.service.step.prompt import render, render_format_error
 
 
 def finish_step(
-    prepared: PreparedStep, reply: LLMReply, retries: int, llm_started: float
+    prepared: PreparedStep,
+    reply: LLMReply,
+    read: ReadReply | FormatError,
+    cut_note: str | None,
+    timing: Timing,
 ) -> ReactStepResponse:
-    """The response for the reply, with model, usage, timing, notes (and the prompt when debugging)."""
-    finished = time.perf_counter()
-    reply, cut_note = cap_reply(reply)
-    response = interpret(reply, prepared.context)
+    """The response for the reply read, with model, usage, timing, notes (and the prompt when debugging)."""
+    response = interpret(reply, read, prepared.context)
     response.model = prepared.llm_request.model
     response.usage = reply.usage
-    response.timing = Timing(
-        llm_ms=round((finished - llm_started) * 1000, 3),
-        total_ms=round((finished - prepared.started) * 1000, 3),
-        retries=retries,
-    )
+    response.budget = reply.budget
+    response.timing = timing
     notes = [*prepared.notes, *_reply_notes(reply, cut_note), *(response.notes or [])]
     response.notes = notes or None
     response.llm_request = prepared.seen
@@ -46,21 +40,8 @@ def finish_step(
     response.tool_results = prepared.tool_results
     if prepared.debug_prompt:
         response.prompt = prepared.llm_request.messages
-    logs.note(step_status=response.status, retries=retries)
+    logs.note(step_status=response.status, retries=timing.retries)
     return response
-
-
-def step_body(response: ReactStepResponse) -> dict[str, Any]:
-    """The JSON body of a react_step response (streamed or not)."""
-    return response.model_dump(mode="json", exclude_none=True)
-
-
-def cap_reply(reply: LLMReply, max_chars: int = MAX_REPLY_CHARS) -> tuple[LLMReply, str | None]:
-    """The reply cut to max_chars (as if it had hit its token limit), and a note when it was cut."""
-    if len(reply.text) <= max_chars:
-        return reply, None
-    note = f"The model's reply ({len(reply.text)} characters) was cut to the first {max_chars}."
-    return replace(reply, text=reply.text[:max_chars], finish_reason="length"), note
 
 
 def _reply_notes(reply: LLMReply, cut_note: str | None) -> list[str]:
@@ -70,35 +51,28 @@ def _reply_notes(reply: LLMReply, cut_note: str | None) -> list[str]:
     return notes
 
 
-def interpret(reply: LLMReply, context: StepContext) -> ReactStepResponse:
-    """The response for one reply (model, usage and timing are the caller's to add)."""
-    try:
-        native = _parse(reply, context)
-    except FormatError as exc:
-        raw_output = str(getattr(exc, "raw_output", reply.text))
+def interpret(reply: LLMReply, read: ReadReply | FormatError, context: StepContext) -> ReactStepResponse:
+    """The response for one reply read (model, usage and timing are the caller's to add)."""
+    if isinstance(read, FormatError):
+        raw_output = str(getattr(read, "raw_output", reply.text))
         if reply.finish_reason == "length":
-            return _truncated(exc.thought, raw_output, context, reply.usage)
-        return _format_error(exc.thought, raw_output, exc.reason, context)
-    parsed = native.parsed
-    notes = [f"The model asked for {native.ignored_calls + 1} tool calls at once; only the first is used."]
-    notes = (notes if native.ignored_calls else []) + [f"Parser: {note}" for note in parsed.notes]
+            return _truncated(read.thought, raw_output, context, reply.usage)
+        return _format_error(read.thought, raw_output, read.reason, context)
+    parsed = read.parsed
+    notes = [f"The model asked for {read.ignored_calls + 1} tool calls at once; only the first is used."]
+    notes = (notes if read.ignored_calls else []) + [f"Parser: {note}" for note in parsed.notes]
     if parsed.action is None:
         if reply.finish_reason == "length":
-            return _truncated(parsed.thought, native.raw_output, context, reply.usage)
+            return _truncated(parsed.thought, read.raw_output, context, reply.usage)
         return _response(
             context,
             status="final_answer",
             thought=parsed.thought,
             final_answer=parsed.final_answer,
-            raw_output=native.raw_output,
+            raw_output=read.raw_output,
             notes=notes or None,
         )
-    return _action(parsed, parsed.action, native.raw_output, context, notes)
-
-
-def _parse(reply: LLMReply, context: StepContext) -> ReadReply:
-    calls = [(call.name, call.arguments) for call in reply.tool_calls] if context.mode == "native" else []
-    return read_reply(reply.text, calls, context.tools.schemas, context.tools.aliases, context.plain_answer)
+    return _action(parsed, parsed.action, read.raw_output, context, notes)
 
 
 def _action(

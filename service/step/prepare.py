@@ -1,7 +1,8 @@
 """Everything a ReAct step decides before the LLM is called, on one worker thread.
 
-prepare ─► one hop off the event loop: the project exists (404 before any LLM call) ─► its overview,
-           when the request asks for it ─► prepare_step
+prepare ─► one hop off the event loop: each client tool's parameters a valid JSON Schema (422, in Rust:
+           3 ms for 470 KB of schema, off the loop) ─► the project exists (404 before any LLM call)
+           ─► its overview, when the request asks for it ─► prepare_step
 prepare_step: max_iterations_left == 0 ─► max_iterations_reached (no LLM call)
               tools (the server's + the client's) ─► llm request and its model's facts (asked once)
               ─► tool calling mode (text | native; native falls back to text when the model server's
@@ -24,12 +25,15 @@ from reactstep.contract.step import (
     ReactStepResponse,
     ToolCallingMode,
 )
-from reactstep.service import logs
+from reactstep.service.budgets.limits import KeyLimits
+from reactstep.service.budgets.spending import held_gateway
 from reactstep.service.errors import ValidationFailed
 from reactstep.service.llm.config import resolve_llm_request
-from reactstep.service.llm.protocol import LLMRequest, ModelFacts
+from reactstep.service.llm.protocol import LLMGateway, LLMRequest, ModelFacts
 from reactstep.service.llm.server_facts import UNKNOWN, ServerFacts, streams_tool_calls, tool_tokens
+from reactstep.service.logs import context as logs
 from reactstep.service.runtime import Runtime
+from reactstep.service.schemas import check_client_tools
 from reactstep.service.settings import Settings
 from reactstep.service.step.fit import fit_step_prompt
 from reactstep.service.step.llm_request_seen import llm_request_seen
@@ -125,20 +129,35 @@ class PreparedStep:
     """How the history was fitted to the window, when anything was elided or left out."""
     tool_results: Literal["messages", "text"] | None = None
     """How a native step sent the earlier steps (None in text mode)."""
+    gateway: LLMGateway | None = None
+    """The gateway that records the step's spending on the caller's key (budgets/spending.py), when
+    the key has limits; None: the runtime's."""
 
 
-async def prepare(request: ReactStepRequest, runtime: Runtime) -> PreparedStep | ReactStepResponse:
+async def prepare(
+    request: ReactStepRequest, runtime: Runtime, limits: KeyLimits | None = None
+) -> PreparedStep | ReactStepResponse:
     """The step made ready in one hop off the event loop: the project checked, its overview read when
-    asked, the call decided (or the response itself when no call is needed)."""
-    return await on_worker(_prepared, request, runtime)
+    asked, the call decided (or the response itself when no call is needed), and the call held against
+    the caller's key's `limits` (429 before any LLM call)."""
+    return await on_worker(_prepared, request, runtime, limits)
 
 
-def _prepared(request: ReactStepRequest, runtime: Runtime) -> PreparedStep | ReactStepResponse:
+def _prepared(
+    request: ReactStepRequest, runtime: Runtime, limits: KeyLimits | None
+) -> PreparedStep | ReactStepResponse:
+    check_client_tools(request)
     require_project(request.project_id, runtime)  # 404 before any LLM call
     overview = None
     if request.include_project_overview and request.max_iterations_left:
         overview = load_overview(runtime.store, request.project_id)
-    return prepare_step(request, runtime.settings, runtime.registry, overview)
+    prepared = prepare_step(request, runtime.settings, runtime.registry, overview)
+    if isinstance(prepared, ReactStepResponse) or request.user_api_keys.llmKey is not None:
+        return prepared  # no call, or the caller's own money: budgets apply to service keys
+    held = held_gateway(
+        runtime.store, runtime.llm, limits, prepared.llm_request, prepared.retry_policy.deadline_s
+    )
+    return prepared if held is None else replace(prepared, gateway=held)
 
 
 def prepare_step(

@@ -9,8 +9,8 @@ import time
 from dataclasses import replace
 
 from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteActionResponse
-from reactstep.service import logs
 from reactstep.service.llm.embedding_config import resolve_embedder
+from reactstep.service.logs import context as logs
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import reindex_changes

@@ -10,6 +10,7 @@ another client's) makes the tool's change seen: the path holds other bytes now.
 
 from reactstep.service.errors import Conflict
 from reactstep.service.runtime import Runtime
+from reactstep.tools.store.paths import ProjectPath
 
 
 def refuse_ahead(name: str, value: int | None, project_id: str, version: int, remedy: str) -> None:
@@ -30,8 +31,8 @@ def ahead_of_project(asked: int, project_id: str, version: int) -> str:
 
 
 def unseen_tool_changes(
-    project_id: str, written: dict[str, int], now: dict[str, str | None], runtime: Runtime
-) -> dict[str, int]:
+    project_id: str, written: dict[ProjectPath, int], now: dict[ProjectPath, str | None], runtime: Runtime
+) -> dict[ProjectPath, int]:
     """The paths of `written` (path -> version of a tool's last change) whose sha256 in `now` is
     still the one that change left."""
     return {

@@ -20,7 +20,7 @@ import hashlib
 from dataclasses import dataclass
 
 from reactstep.contract.projects import StoredFile
-from reactstep.service.errors import Conflict, DigestMismatch, FileNotFound, PreconditionFailed
+from reactstep.service.errors import BadRequest, Conflict, NotFound, PreconditionFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.names import refuse_twin
@@ -28,7 +28,8 @@ from reactstep.service.workspace.projects import require_project
 from reactstep.service.workspace.reindexing import saved_index_state
 from reactstep.tools.errors import StaleFile, ToolError, WriteBusy
 from reactstep.tools.projects.journaled import JournaledStore
-from reactstep.tools.store.objects import ObjectInfo, file_path
+from reactstep.tools.store.objects import ObjectInfo
+from reactstep.tools.store.paths import ProjectPath, file_path
 
 ANY = "*"
 PUT_ATTEMPTS = 8  # writers racing for one file: each attempt re-reads it and checks again
@@ -58,7 +59,7 @@ def put_file(
 ) -> StoredFile:
     """Store `data` at the path; identical bytes change nothing and keep the version."""
     head = require_project(project_id, runtime)
-    path = _file_path(raw_path)
+    path = file_path(raw_path)
     _check_digests(path, data, when.digests)
     refuse_ahead("base_version", when.base_version, project_id, head.version, BASE_VERSION_REMEDY)
     digest = hashlib.sha256(data).hexdigest()
@@ -103,7 +104,7 @@ def put_file(
 def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
     """The file's bytes and ETag, or 404 file_not_found."""
     require_project(project_id, runtime)
-    path = _file_path(raw_path)
+    path = file_path(raw_path)
     info = _existing(project_id, path, runtime)
     data = runtime.store.get(project_id, path)
     # Read after the HEAD: should it change in between, the older ETag makes a later If-Match fail
@@ -114,7 +115,7 @@ def get_file(project_id: str, raw_path: str, runtime: Runtime) -> FileBody:
 def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Runtime) -> StoredFile:
     """Delete the file, or 404 file_not_found when there is none."""
     head = require_project(project_id, runtime)
-    path = _file_path(raw_path)
+    path = file_path(raw_path)
     refuse_ahead("base_version", when.base_version, project_id, head.version, BASE_VERSION_REMEDY)
     current = _existing(project_id, path, runtime)
     _check(path, current, when, project_id, runtime)
@@ -135,33 +136,29 @@ def delete_file(project_id: str, raw_path: str, when: Preconditions, runtime: Ru
     )
 
 
-def _file_path(raw_path: str) -> str:
-    """The URL's path as a clean project path (422 invalid_path when it is not one)."""
-    return file_path(raw_path)
-
-
-def _existing(project_id: str, path: str, runtime: Runtime) -> ObjectInfo:
+def _existing(project_id: str, path: ProjectPath, runtime: Runtime) -> ObjectInfo:
     """The file's entry, or 404 file_not_found."""
     info = runtime.store.head(project_id, path)
     if info is None:
-        raise FileNotFound(f"{path} is not a file of project {project_id!r}")
+        raise NotFound(f"{path} is not a file of project {project_id!r}", code="file_not_found")
     return info
 
 
-def _check_digests(path: str, data: bytes, digests: tuple[tuple[str, bytes], ...]) -> None:
+def _check_digests(path: ProjectPath, data: bytes, digests: tuple[tuple[str, bytes], ...]) -> None:
     """400 digest_mismatch when the body is not what its Content-Digest announced."""
     for name, expected in digests:
         actual = hashlib.new(name, data).digest()
         if actual != expected:
             label = name.replace("sha", "sha-")
-            raise DigestMismatch(
+            raise BadRequest(
                 f"{path}: the body's {label} is :{base64.b64encode(actual).decode()}:, not the "
-                f":{base64.b64encode(expected).decode()}: its Content-Digest announced; nothing was stored"
+                f":{base64.b64encode(expected).decode()}: its Content-Digest announced; nothing was stored",
+                code="digest_mismatch",
             )
 
 
 def _check(
-    path: str, current: ObjectInfo | None, when: Preconditions, project_id: str, runtime: Runtime
+    path: ProjectPath, current: ObjectInfo | None, when: Preconditions, project_id: str, runtime: Runtime
 ) -> None:
     """412 when an If-Match / If-None-Match does not hold; 409 over a tool's change not seen."""
     etag = current.etag if current is not None else None
@@ -178,7 +175,7 @@ def _check(
 
 
 def _refuse_unseen_tool_change(
-    path: str, current: ObjectInfo | None, base_version: int, project_id: str, runtime: Runtime
+    path: ProjectPath, current: ObjectInfo | None, base_version: int, project_id: str, runtime: Runtime
 ) -> None:
     """409 while the path holds a tool's change made after base_version (see conflicts.py)."""
     written = runtime.projects.tool_changes_since(project_id, base_version)
@@ -196,7 +193,9 @@ def _refuse_unseen_tool_change(
         )
 
 
-def _sha256_now(project_id: str, path: str, current: ObjectInfo | None, runtime: Runtime) -> str | None:
+def _sha256_now(
+    project_id: str, path: ProjectPath, current: ObjectInfo | None, runtime: Runtime
+) -> str | None:
     """The sha256 of the file's bytes (None: it does not exist, or no longer does)."""
     if current is None:
         return None

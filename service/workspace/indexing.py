@@ -10,20 +10,22 @@ done of total, rewritten every second by a heartbeat thread, so GET /api/project
 from any replica) and, when it ends, moves `indexed_version` to the version it started from: changes
 that land meanwhile keep the project stale. A job whose heartbeat stopped (its server was killed) is
 abandoned: the next look at the project (GET, POST .../index) starts it again, so a project never
-stays `indexing` for good.
+stays `indexing` for good. A run can be stopped (index_jobs.py): it ends at its next step with
+IndexStopped, and the index stays consistent for the next run to complete.
 """
 
 import logging
 import threading
 import time
 import uuid
-from collections import Counter
 from typing import Any
 
 from reactstep.contract.indexing import IndexRequest, IndexResponse
 from reactstep.contract.projects import ProjectReport
+from reactstep.service.errors import IndexStopped
 from reactstep.service.llm.embedding_config import resolve_embedder
 from reactstep.service.runtime import Runtime
+from reactstep.service.workspace.index_jobs import StopSwitch, abandoned, begin_run, end_run
 from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.service.workspace.projects import describe_project, require_project
 from reactstep.tools.index.incremental import index_changes
@@ -31,6 +33,7 @@ from reactstep.tools.index.indexer import IndexReport, index_project
 from reactstep.tools.index.progress import IndexProgress, Progress
 from reactstep.tools.projects.journal import ProjectHead
 from reactstep.tools.ranking.retrieval import collection_name
+from reactstep.tools.store.paths import ProjectPath
 from reactstep.tools.vector_store.store import VectorStore
 
 # IndexReport fields the response carries as they are.
@@ -39,8 +42,6 @@ HEARTBEAT_S = 1.0  # the job's progress is written to the head (and passed on) t
 # More changed files than this since the last run: a whole run (one scroll beats many path lookups).
 INCREMENTAL_MAX_CHANGES = 5_000
 logger = logging.getLogger("reactstep.index")
-_running: Counter[str] = Counter()  # jobs this process runs, by project: never judged abandoned here
-_running_lock = threading.Lock()
 
 
 def run_index(
@@ -95,7 +96,7 @@ def _run_index(
 
 def changed_paths(
     project_id: str, head: ProjectHead, collection: str, vectors: VectorStore, runtime: Runtime
-) -> list[str] | None:
+) -> list[ProjectPath] | None:
     """The paths the journal names since `collection` last described the project; None: a whole run."""
     behind = head.version - head.indexed_version
     if head.indexed_at is None or head.indexed_collection != collection or behind > INCREMENTAL_MAX_CHANGES:
@@ -119,6 +120,8 @@ def start_index_job(project_id: str, request: IndexRequest, runtime: Runtime) ->
     def work() -> None:
         try:
             run_index(project_id, request, runtime, progress=lambda _: started.set())
+        except IndexStopped as stop:
+            logger.info("background index run of %s stopped: %s", project_id, stop.message)
         except BaseException as exc:  # the client is gone; the head and the server log tell it
             logger.error("background index run of %s failed", project_id, exc_info=exc)
             failure.append(exc)
@@ -151,21 +154,13 @@ def describe_resuming(project_id: str, runtime: Runtime) -> ProjectReport:
     return describe_project(project_id, runtime)
 
 
-def abandoned(project_id: str, job: dict[str, Any], runtime: Runtime) -> bool:
-    """Whether a job's heartbeat stopped: no process runs it any more (this one does not)."""
-    with _running_lock:
-        if _running[project_id]:
-            return False
-    silent = time.time() - float(job.get("updated", 0.0))
-    return silent > runtime.settings.index_abandoned_after_s
-
-
 class JobProgress:
     """The run's progress, kept in the project's head and passed on to `forward`.
 
     Each step goes to `forward` as it comes (scan, embed, write, done); a heartbeat thread writes the
     latest one to the head every HEARTBEAT_S and passes it on again, so both stay fresh while one
-    long step (an embedding window, the last writes) is at work.
+    long step (an embedding window, the last writes) is at work. A stop asked for the run (here, or
+    on another replica: the heartbeat reads it from the head) ends it at its next step.
     """
 
     def __init__(
@@ -187,16 +182,17 @@ class JobProgress:
         self._heartbeat = threading.Thread(
             target=self._beat, name=f"index-heartbeat-{project_id}", daemon=True
         )
+        self._switch = StopSwitch(project_id)
 
     def start(self) -> None:
         """Record the job as running, with nothing done yet, and start its heartbeat."""
-        with _running_lock:
-            _running[self._project_id] += 1
+        begin_run(self._switch)
         self._write()
         self._heartbeat.start()
 
     def __call__(self, step: IndexProgress) -> None:
-        """The run reached `step`."""
+        """The run reached `step`; IndexStopped when it was asked to stop."""
+        self._switch.check()
         with self._passing:
             self._step = step
             if self._forward is not None:
@@ -207,10 +203,7 @@ class JobProgress:
         self._stopped.set()
         if self._heartbeat.is_alive():
             self._heartbeat.join()
-        with _running_lock:
-            _running[self._project_id] -= 1
-            if not _running[self._project_id]:
-                del _running[self._project_id]
+        end_run(self._switch)
         self._projects.set_indexing(self._project_id, None)
 
     def _beat(self) -> None:
@@ -225,7 +218,14 @@ class JobProgress:
 
     def _write(self) -> None:
         job = {**self._job, "updated": time.time(), **self._step.fields()}
-        self._projects.set_indexing(self._project_id, job)
+
+        def written(current: dict[str, Any] | None) -> dict[str, Any]:
+            if current is not None and current.get("job_id") == job["job_id"] and current.get("stopping"):
+                self._switch.ask()  # asked on another replica; kept for the one that waits on it
+                job["stopping"] = True
+            return job
+
+        self._projects.update_indexing(self._project_id, written)
 
 
 def _model_of(request: IndexRequest) -> dict[str, Any] | None:

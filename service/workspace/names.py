@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
-from reactstep.service.errors import NameCollision
+from reactstep.service.errors import Conflict
 from reactstep.service.runtime import Runtime
 from reactstep.tools.store.objects import ObjectStore
 from reactstep.tools.store.paths import fold_key
@@ -40,10 +40,11 @@ def refuse_twin(project_id: str, path: str, runtime: Runtime) -> None:
     """409 name_collision naming the project's existing twin of the new `path`, if it has one."""
     existing = _names(project_id, runtime).by_key.get(fold_key(path))
     if existing is not None and existing != path:
-        raise NameCollision(
+        raise Conflict(
             f"{path!r} differs from the existing {existing!r} only by case or Unicode normalisation "
             f"(one file on a case-insensitive disk); nothing was written; write {existing!r}, or "
-            "delete it first to rename it"
+            "delete it first to rename it",
+            code="name_collision",
         )
 
 

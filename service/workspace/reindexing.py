@@ -18,6 +18,7 @@ from reactstep.service.workspace.index_metrics import measured_index_run
 from reactstep.tools.index.incremental import index_paths
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.ranking.retrieval import collection_name
+from reactstep.tools.store.paths import ProjectPath
 
 logger = logging.getLogger("reactstep.index")
 
@@ -60,7 +61,7 @@ def saved_index_state(project_id: str, changes: list[Change], runtime: Runtime) 
 def _reindex(
     project_id: str,
     changes: list[Change],
-    paths: list[str],
+    paths: list[ProjectPath],
     runtime: Runtime,
     model: EmbeddingModelConfig | None,
     keys: UserApiKeys,

@@ -16,7 +16,7 @@ resolved, and never turns it into an upload.
 from reactstep.contract.indexing import IndexRequest
 from reactstep.contract.projects import ChangeItem, ChangesResponse
 from reactstep.contract.sync import SyncConflict, SyncRequest, SyncResponse
-from reactstep.service.errors import Conflict, NameCollision, ValidationFailed
+from reactstep.service.errors import Conflict, ValidationFailed
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import refuse_ahead, unseen_tool_changes
 from reactstep.service.workspace.indexing import run_index
@@ -25,12 +25,12 @@ from reactstep.service.workspace.versions import base_sha256, version_url
 from reactstep.tools.errors import WriteBusy
 from reactstep.tools.projects.journal import Change
 from reactstep.tools.projects.journaled import JournaledStore
-from reactstep.tools.store.paths import normalize_path, twins
+from reactstep.tools.store.paths import ProjectPath, normalize_path, twins
 
 
 def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncResponse:
     """Compare the manifest with the project's files; delete (when asked) and index (when asked)."""
-    _check_manifest(request.files)
+    ours = _checked_manifest(request.files)
     head = require_project(project_id, runtime)
     base = request.base_version
     remedy = "send the version of your last sync, or base_version null to compare every file"
@@ -38,7 +38,6 @@ def run_sync(project_id: str, request: SyncRequest, runtime: Runtime) -> SyncRes
     listed = runtime.projects.tagged_hashes(project_id)
     server = {path: digest for path, (_, digest) in listed.items()}
     written = runtime.projects.tool_changes_since(project_id, base or 0)
-    ours = request.files
     differ = {path: version for path, version in written.items() if ours.get(path) != server.get(path)}
     unseen = unseen_tool_changes(project_id, differ, {path: server.get(path) for path in differ}, runtime)
     conflicts = [_conflict(project_id, path, unseen[path], listed, base, runtime) for path in sorted(unseen)]
@@ -75,11 +74,13 @@ def list_changes(project_id: str, since: int, runtime: Runtime) -> ChangesRespon
     return ChangesResponse(version=version, changes=[_item(project_id, change) for change in changes])
 
 
-def _check_manifest(files: dict[str, str]) -> None:
-    """422 for a manifest naming a path that is not canonical (not UTF-8, not NFC, ...: invalid_path
-    naming it); 409 name_collision for two paths that differ only by case or Unicode normalisation,
-    which a case-insensitive disk would merge into one file. (Its length is the contract's bound.)"""
-    for path in files:
+def _checked_manifest(files: dict[str, str]) -> dict[ProjectPath, str]:
+    """The manifest by project path; 422 for a manifest naming a path that is not canonical (not
+    UTF-8, not NFC, ...: invalid_path naming it); 409 name_collision for two paths that differ only
+    by case or Unicode normalisation, which a case-insensitive disk would merge into one file. (Its
+    length is the contract's bound.)"""
+    checked: dict[ProjectPath, str] = {}
+    for path, digest in files.items():
         clean = normalize_path(path)
         if clean != path or not clean:
             raise ValidationFailed(
@@ -87,14 +88,19 @@ def _check_manifest(files: dict[str, str]) -> None:
                 if clean
                 else "the manifest names the project root; name files relative to it"
             )
+        checked[clean] = digest
     if (pair := twins(files)) is not None:
-        raise NameCollision(
+        raise Conflict(
             f"the manifest names {pair[0]!r} and {pair[1]!r}, which differ only by case or Unicode "
-            "normalisation (one file on a case-insensitive disk); rename one of them"
+            "normalisation (one file on a case-insensitive disk); rename one of them",
+            code="name_collision",
         )
+    return checked
 
 
-def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime: Runtime) -> list[str]:
+def _apply_deletes(
+    project_id: str, delete: list[ProjectPath], planned_at: int, runtime: Runtime
+) -> list[ProjectPath]:
     """Delete what the plan said, unless the project moved on since (409: sync again)."""
     now = runtime.projects.head(project_id).version
     if now != planned_at:
@@ -114,9 +120,9 @@ def _apply_deletes(project_id: str, delete: list[str], planned_at: int, runtime:
 
 def _conflict(
     project_id: str,
-    path: str,
+    path: ProjectPath,
     version: int,
-    listed: dict[str, tuple[str, str]],
+    listed: dict[ProjectPath, tuple[str, str]],
     base: int | None,
     runtime: Runtime,
 ) -> SyncConflict:

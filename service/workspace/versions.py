@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from reactstep.service.errors import Conflict, FileNotFound, VersionNotFound
+from reactstep.service.errors import Conflict, NotFound
 from reactstep.service.runtime import Runtime
 from reactstep.service.workspace.conflicts import ahead_of_project
 from reactstep.service.workspace.projects import require_project
@@ -18,7 +18,7 @@ from reactstep.tools.errors import VersionNotKept, WriteBusy
 from reactstep.tools.projects.blobs import read_blob
 from reactstep.tools.projects.gc import collect_garbage
 from reactstep.tools.projects.versioned import sha256_at
-from reactstep.tools.store.objects import file_path
+from reactstep.tools.store.paths import ProjectPath, file_path
 
 
 @dataclass(frozen=True)
@@ -46,20 +46,22 @@ def read_version(project_id: str, raw_path: str, version: int, runtime: Runtime)
     try:
         digest = sha256_at(runtime.store, runtime.projects, project_id, path, version)
     except VersionNotKept as exc:
-        raise VersionNotFound(f"{exc}; the project keeps {_kept(runtime)}") from exc
+        raise NotFound(f"{exc}; the project keeps {_kept(runtime)}", code="version_not_found") from exc
     except WriteBusy as exc:
         raise Conflict(f"{exc}; read the version again") from exc
     if digest is None:
-        raise FileNotFound(f"{path} did not exist at version {version} of project {project_id!r}")
+        raise NotFound(
+            f"{path} did not exist at version {version} of project {project_id!r}", code="file_not_found"
+        )
     data = read_blob(runtime.store, project_id, digest)
     if data is None:  # b"" is kept bytes (an empty file), not missing ones
         data = _current_if(project_id, path, digest, runtime)
     if data is None:
-        raise VersionNotFound(f"the bytes of {path} at version {version} were not kept")
+        raise NotFound(f"the bytes of {path} at version {version} were not kept", code="version_not_found")
     return VersionBody(data, hashlib.md5(data).hexdigest(), digest)
 
 
-def base_sha256(project_id: str, path: str, version: int, runtime: Runtime) -> str | None:
+def base_sha256(project_id: str, path: ProjectPath, version: int, runtime: Runtime) -> str | None:
     """The sha256 of the clean `path` at `version`; None when absent then, not kept, or being written
     for longer than a write waits."""
     try:
@@ -83,7 +85,7 @@ def collect(project_id: str, runtime: Runtime) -> GcResponse:
     return GcResponse(removed=collected.removed, paths=collected.paths)
 
 
-def _current_if(project_id: str, path: str, digest: str, runtime: Runtime) -> bytes | None:
+def _current_if(project_id: str, path: ProjectPath, digest: str, runtime: Runtime) -> bytes | None:
     """The file's bytes when they are `digest` (a file stored before versions were kept has no blob)."""
     if runtime.store.head(project_id, path) is None:
         return None

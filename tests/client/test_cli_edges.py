@@ -34,8 +34,9 @@ CASES = [
         "REACTSTEP_API_KEYS",
         "sk-secret-not-json",
         'error: REACTSTEP_API_KEYS: not valid JSON; expected a JSON list of strings, e.g. ["a", "b"] '
-        "(Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...]` (`*` is every "
-        "project; `reactstep hash-key` makes one); none configured is dev mode, served on loopback only.)",
+        "(Service API keys as `sha256:<hex of the key>:<project glob>[,<glob>...][:<limits>]` (`*` is "
+        "every project; limits: docs/budgets.md; `reactstep hash-key` makes one); none configured is dev "
+        "mode, served on loopback only.)",
     ),
 ]
 

@@ -178,6 +178,18 @@ CASES: dict[str, tuple[tuple[Any, ...], list[Answer], int, type[ApiError] | None
     ),
     "at most `attempts` sends": (("projects.get", "demo"), [failed(503, "overloaded")], 4, Unavailable),
     "429 to the end: RateLimited": (STEP_CALL, [failed(429, "rate_limited")], 4, RateLimited),
+    "a key's day spent (429 until midnight) is raised at once": (
+        STEP_CALL,
+        [failed(429, "budget_exhausted", retry_after="3600"), ok(STEP)],
+        1,
+        RateLimited,
+    ),
+    "a budget held by steps in flight is waited for": (
+        STEP_CALL,
+        [failed(429, "budget_exhausted", retry_after="0"), ok(STEP)],
+        2,
+        None,
+    ),
     "500 is not retried": (
         ("projects.get", "demo"),
         [failed(500, "internal_error"), ok(PROJECT)],

@@ -15,6 +15,7 @@ from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder
 
 SERVICE_KEY = "generators-test-key-0123456789abcdef"
+SPENT_KEY = "generators-spent-key-0123456789abcdef"  # a day's budget no step fits in
 SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
 # The workspace a generated client syncs: a search for "shout" finds strings.py, the write edits it.
@@ -40,7 +41,10 @@ def server_url(tmp_path: Path, local_embedder: LocalEmbedder, llm_server: Script
     llm_server.push(*REPLIES)
     settings = Settings(
         data_dir=tmp_path / "server",
-        api_keys=[key_entry(SERVICE_KEY)],
+        api_keys=[
+            key_entry(SERVICE_KEY, "*", "tokens_per_day=100000000"),
+            key_entry(SPENT_KEY, "*", "tokens_per_day=1"),
+        ],
         approval_secret="generators",
         llm_model="openai/scripted",
         llm_api_base=llm_server.base_url,

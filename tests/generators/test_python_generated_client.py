@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, WORKSPACE
+from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, SPENT_KEY, WORKSPACE
 
 PACKAGE = "reactstep_generated_client"
 GENERATOR = str(Path(sys.executable).parent / "openapi-python-client")
@@ -160,6 +160,8 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
     index_project = generated.module("api.projects.index_project")
     indexed = index_project.sync(project, client=client, body=models.IndexRequest())
     assert (indexed.files, indexed.indexed_version) == (len(WORKSPACE), len(WORKSPACE))
+    stopped = generated.module("api.projects.stop_index_run").sync(project, client=client)
+    assert (stopped.stopped, stopped.index_state, stopped.indexed_version) == (False, "ready", len(WORKSPACE))
 
     execute = generated.module("api.agent.execute_action")
 
@@ -207,3 +209,9 @@ def test_the_generated_client_syncs_indexes_searches_writes(generated: Generated
     answered = step([done])
     assert (answered.status, answered.final_answer) == ("final_answer", "shout() now ends with '!'.")
     assert get_file.sync(project, edit["path"], client=client).payload.read() == EDITED
+    assert answered.budget.priced is False and isinstance(answered.budget.tokens_left, int)
+    spent = clients.AuthenticatedClient(base_url=server_url, token=SPENT_KEY, raise_on_unexpected_status=True)
+    body = models.ReactStepRequest(project_id=project, session_id="generated", user_query=QUERY)
+    refused = react_step.sync_detailed(client=spent, body=body)  # a declared answer, parsed
+    assert (refused.status_code, refused.parsed.error.code) == (429, "budget_exhausted")
+    assert int(refused.headers["retry-after"]) > 0

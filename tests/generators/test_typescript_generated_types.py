@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, WORKSPACE
+from tests.generators.conftest import EDIT, EDITED, QUERY, SERVICE_KEY, SPEC, SPENT_KEY, WORKSPACE
 
 TS = Path(__file__).resolve().parent / "ts"
 NODE = shutil.which("node")
@@ -60,7 +60,11 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
     for path, data in WORKSPACE.items():
         (workspace / path).parent.mkdir(parents=True, exist_ok=True)
         (workspace / path).write_bytes(data)
-    env = os.environ | {"REACTSTEP_SERVER": server_url, "REACTSTEP_CLIENT_API_KEY": SERVICE_KEY}
+    env = os.environ | {
+        "REACTSTEP_SERVER": server_url,
+        "REACTSTEP_CLIENT_API_KEY": SERVICE_KEY,
+        "REACTSTEP_SPENT_KEY": SPENT_KEY,
+    }
     report = json.loads(node("flow.mjs", str(workspace), "ts-plugin", QUERY, cwd=typed, env=env))
     assert report == {
         "readiness": {"status": "ready", "checks": {"storage": "ok", "llm": "ok"}},
@@ -69,10 +73,14 @@ def test_the_script_syncs_indexes_searches_and_writes(typed: Path, server_url: s
         "uploaded": sorted(WORKSPACE),
         "index_events": ["progress", "result"],
         "indexed_files": len(WORKSPACE),
+        "index_stop": [200, False, "ready"],
         "found": True,
         "proposed": {"tool_name": "replace_in_file", "tool_args": EDIT, "requires_approval": True},
         "diff": ["-    return text.upper()", "+    return text.upper() + '!'"],
         "written": "Wrote src/util/strings.py (+1 -1 lines).",
+        "background": ["step", ["thought", "result"]],
         "answer": ["final_answer", "shout() now ends with '!'."],
+        "budget": {"priced": False, "counted": True},  # openai/scripted has no price: tokens only
+        "over_budget": [429, "budget_exhausted", True],
         "after": EDITED.decode(),
     }

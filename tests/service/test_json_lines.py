@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reactstep.service.logs import JsonFormatter, _timestamp
+from reactstep.service.logs.lines import JsonFormatter, _timestamp
 
 CREATED = 1_764_000_000.123456
 

@@ -12,16 +12,10 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from reactstep.service import logs
-from reactstep.service.logs import (
-    CommandFormatter,
-    JsonFormatter,
-    RequestContext,
-    TextFormatter,
-    log_event,
-    log_line,
-    stamp_request_ids,
-)
+from reactstep.service.logs import context as logs
+from reactstep.service.logs.context import RequestContext, stamp_request_ids
+from reactstep.service.logs.lines import CommandFormatter, JsonFormatter, TextFormatter
+from reactstep.service.logs.writing import log_event, log_line
 from reactstep.service.redaction import REDACTED, install_log_scrubber, remember_request_secrets
 
 KEY = "sk-request-key-0123456789"

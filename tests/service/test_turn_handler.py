@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from reactstep.service.logs import MAX_HELD, JsonFormatter, LineFormatter, TurnHandler, log_line
+from reactstep.service.logs.lines import JsonFormatter, LineFormatter
+from reactstep.service.logs.writing import MAX_HELD, TurnHandler, log_line
 
 
 class Verbatim(LineFormatter):

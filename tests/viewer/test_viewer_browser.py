@@ -97,6 +97,7 @@ def test_each_recorded_step_is_shown(browser: Any, page: Path, recorded_trace: P
     shown = browser.execute_script(f"return document.querySelectorAll('{STEPS}').length")
     assert shown == sum(record["kind"] == "react_step" for record in records) == 4
     assert browser.find_element("id", "project-version").text == "0"
+    assert browser.find_element("id", "cost").text == "4 steps without a price"  # openai/scripted
     lint = browser.find_element("id", "step-2").find_element("css selector", "pre.observation")
     assert lint.get_attribute("textContent") == HOSTILE  # shown as text, not run
     assert browser.title == "reactstep trace: make main return 43"
@@ -245,3 +246,24 @@ def test_a_trace_that_holds_only_a_step_error_shows_it_as_a_card(browser: Any, t
     assert card.get_attribute("data-step") == "1"
     assert card.find_element("css selector", ".badge.error").text == "step_error"
     assert card.find_element("css selector", "pre").text == "403 api_base_not_allowed: not allowed"
+
+
+def test_a_priced_run_shows_its_cost_and_each_steps(browser: Any, tmp_path: Path) -> None:
+    session = {"kind": "session", "version": 2, "project_id": "demo", "session_id": "s", "user_query": "q"}
+
+    def answered(step: int, cost: float | None) -> dict[str, Any]:
+        usage: dict[str, Any] = {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}
+        if cost is not None:
+            usage["cost_usd"] = cost
+        response = {"session_id": "s", "status": "format_error", "thought": "", "model": "m", "usage": usage}
+        return {"kind": "react_step", "step": step, "request": {}, "response": response}
+
+    trace = tmp_path / "priced.jsonl"
+    records = [session, answered(1, 0.00018), answered(2, 0.00018), answered(3, None)]
+    trace.write_text("".join(json.dumps(record) + "\n" for record in records))
+    assert main(["view", str(trace)]) == 0
+    opened(browser, tmp_path / "priced.html", 1280)
+    assert browser.find_element("id", "cost").text == "$0.000360 · 1 step without a price"
+    labels = [bar.get_attribute("aria-label") for bar in browser.find_elements("css selector", ".bar")]
+    assert labels[0] == "tokens: 1000 in · 50 out · $0.000180"
+    assert labels[4] == "tokens: 1000 in · 50 out"

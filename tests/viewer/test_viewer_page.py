@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from reactstep.client import Client
 from reactstep.client.cli.main import main
-from reactstep.client.traces.format import load_trace
+from reactstep.client.traces.format import load_trace, trace_cost
 from reactstep.client.traces.viewer import page_data, render
-from tests.viewer.conftest import HOSTILE
+from reactstep.tools.store.local import LocalStore
+from tests.viewer.conftest import HOSTILE, LONG_FILE, REPLIES, serving
 
 REPORT = {
     "ok": False,
@@ -229,3 +231,33 @@ def test_a_step_error_is_a_step_of_its_own(
     trace.write_text("".join(json.dumps(record) + "\n" for record in [SESSION, *records]))
     steps = page_data(trace)["steps"]
     assert [(step["n"], step["status"], step["error"], len(step["calls"])) for step in steps] == shown
+
+
+def test_a_run_on_a_priced_model_sums_its_cost_in_the_result_the_trace_and_the_page(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "objects")
+    store.put("demo", "src/app.py", LONG_FILE)
+    server_tools_only = [reply for reply in REPLIES if "lint(" not in reply]
+    with serving(tmp_path, store, server_tools_only) as url, Client(url) as client:
+        result = client.run(
+            "make main return 43",
+            project="demo",
+            llm={"model": "openai/gpt-4o-mini"},  # priced in litellm's table; the scripted server answers
+            approve=lambda call: True,
+            trace=tmp_path / "trace.jsonl",
+        )
+    records = load_trace(tmp_path / "trace.jsonl")
+    usages = [record["response"]["usage"] for record in records if record["kind"] == "react_step"]
+    each = [usage["prompt_tokens"] * 0.15e-6 + usage["completion_tokens"] * 0.6e-6 for usage in usages]
+    assert [usage["cost_usd"] for usage in usages] == pytest.approx(each, abs=1e-12)
+    assert result.cost_usd == pytest.approx(sum(each), abs=1e-8)
+    cost = trace_cost(records)
+    assert (cost.total_usd(), cost.priced_steps, cost.unpriced_steps) == (result.cost_usd, 3, 0)
+    data = page_data(tmp_path / "trace.jsonl")
+    assert data["cost"] == {"usd": result.cost_usd, "unpriced_steps": 0}
+    assert [step["cost_usd"] for step in data["steps"]] == [usage["cost_usd"] for usage in usages]
+
+
+def test_a_run_on_an_unpriced_model_says_so(recorded_trace: Path) -> None:
+    data = page_data(recorded_trace)
+    assert data["cost"] == {"usd": None, "unpriced_steps": 4}
+    assert [step["cost_usd"] for step in data["steps"]] == [None] * 4

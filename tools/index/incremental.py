@@ -24,6 +24,7 @@ from reactstep.tools.index.symbols import SymbolIndex, SymbolIndexUpdate, load_s
 from reactstep.tools.ranking.retrieval import collection_name
 from reactstep.tools.source.chunking import detect_language
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 from reactstep.tools.vector_store.store import CHUNK_VECTORS, VectorStore
 
 
@@ -32,7 +33,7 @@ def index_paths(
     store: ObjectStore,
     vectors: VectorStore,
     embedder: Embedder,
-    paths: Sequence[str],
+    paths: Sequence[ProjectPath],
     *,
     max_file_bytes: int,
     progress: Progress | None = None,
@@ -47,7 +48,7 @@ def index_changes(
     store: ObjectStore,
     vectors: VectorStore,
     embedder: Embedder,
-    named: Iterable[str],
+    named: Iterable[ProjectPath],
     *,
     max_file_bytes: int,
     max_paths: int,
@@ -68,7 +69,7 @@ def index_changes(
     return _index(project_id, store, vectors, embedder, paths, previous, listed, max_file_bytes, progress)
 
 
-def drifted(listed: Sequence[ObjectInfo], previous: SymbolIndex, max_file_bytes: int) -> set[str]:
+def drifted(listed: Sequence[ObjectInfo], previous: SymbolIndex, max_file_bytes: int) -> set[ProjectPath]:
     """Indexable files without an entry or with another etag than it, and entries whose file is gone."""
     found = set()
     for info in listed:
@@ -78,7 +79,8 @@ def drifted(listed: Sequence[ObjectInfo], previous: SymbolIndex, max_file_bytes:
         if entry is None or entry.etag != info.etag:
             found.add(info.path)
     here = {info.path for info in listed}
-    return found | {path for path in previous.files if path not in here}
+    # an entry names a path a listing gave when the index was built
+    return found | {ProjectPath(path) for path in previous.files if path not in here}
 
 
 def _files_came_or_went(current: dict[str, ObjectInfo | None], previous: SymbolIndex | None) -> bool:
@@ -93,7 +95,7 @@ def _index(
     store: ObjectStore,
     vectors: VectorStore,
     embedder: Embedder,
-    paths: Sequence[str],
+    paths: Sequence[ProjectPath],
     previous: SymbolIndex | None,
     listed: list[ObjectInfo] | None,
     max_file_bytes: int,

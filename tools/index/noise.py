@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from reactstep.tools.errors import ToolError
 from reactstep.tools.matching.globs import GlobSet
 from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 VENDOR_DIRS = frozenset(
     {"node_modules", "bower_components", "jspm_packages", "vendor", "vendored", "_vendor", "third_party"}
@@ -36,6 +37,7 @@ DATA_MIN_BYTES, DATA_SHARE = 8_000, 0.8
 # Digits, the x of 0x, quotes, brackets and separators: what a table of numbers is made of. No other
 # letters, so that no hand-written code comes near the share.
 _NOT_DATA = str.maketrans("", "", "0123456789.,;:-+xX'\"()[]{}")
+GITATTRIBUTES = ProjectPath(".gitattributes")
 _ATTRIBUTES_MAX_BYTES = 100_000
 
 
@@ -60,7 +62,7 @@ class NoiseRules:
 def load_noise_rules(store: ObjectStore, project_id: str) -> NoiseRules:
     """The rules of the project's top-level .gitattributes (none when it has none or it is unreadable)."""
     try:
-        data = store.get(project_id, ".gitattributes")
+        data = store.get(project_id, GITATTRIBUTES)
     except ToolError:
         return NoiseRules()
     if len(data) > _ATTRIBUTES_MAX_BYTES:

@@ -184,7 +184,7 @@ def current_symbol_index(store: ObjectStore, project_id: str, tool_name: str) ->
     A tool never answers from a version of a file that read_file would not show now.
     """
     index = require_symbol_index(store, project_id, tool_name)
-    etags = {info.path: info.etag for info in store.list(project_id)}
+    etags: dict[str, str] = {info.path: info.etag for info in store.list(project_id)}
     current = {path: entry for path, entry in index.files.items() if etags.get(path) == entry.etag}
     return SymbolIndex(current), len(index.files) - len(current)
 

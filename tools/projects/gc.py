@@ -23,6 +23,7 @@ from reactstep.tools.projects.journal import Projects
 from reactstep.tools.projects.leases import holding
 from reactstep.tools.projects.recovery import settle
 from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 CURSOR = "gc.json"
 GRACE_S = 3600.0  # a blob loose for less than this is kept: a write may be about to name it
@@ -90,7 +91,11 @@ def _remove(
 
 
 def _tidied(
-    store: ObjectStore, projects: Projects, project_id: str, path: str, tidy: Callable[[PathHistory], bool]
+    store: ObjectStore,
+    projects: Projects,
+    project_id: str,
+    path: ProjectPath,
+    tidy: Callable[[PathHistory], bool],
 ) -> PathHistory:
     """Settle the path under its lease and apply `tidy` (True: save it); a path a writer holds for
     longer than a write waits is only read, and tidied next time."""
@@ -104,9 +109,9 @@ def _tidied(
         return load_history(store, project_id, path)[0] or PathHistory(path=path, floor=0)
 
 
-def _cursor(store: ObjectStore, project_id: str) -> tuple[int, set[str]]:
+def _cursor(store: ObjectStore, project_id: str) -> tuple[int, set[ProjectPath]]:
     data = store.get_index_file(project_id, CURSOR)
     if data is None:
         return 0, set()
     body = json.loads(data)
-    return int(body["through"]), {str(path) for path in body["paths"]}
+    return int(body["through"]), {ProjectPath(str(path)) for path in body["paths"]}

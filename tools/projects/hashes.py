@@ -11,19 +11,20 @@ import json
 
 from reactstep.tools.errors import ToolError
 from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 CACHE = "hashes.json"
 
 
-def content_hashes(store: ObjectStore, project_id: str) -> dict[str, str]:
+def content_hashes(store: ObjectStore, project_id: str) -> dict[ProjectPath, str]:
     """path -> sha256 hex of the file's bytes, for every file of the project."""
     return {path: digest for path, (_, digest) in tagged_hashes(store, project_id).items()}
 
 
-def tagged_hashes(store: ObjectStore, project_id: str) -> dict[str, tuple[str, str]]:
+def tagged_hashes(store: ObjectStore, project_id: str) -> dict[ProjectPath, tuple[str, str]]:
     """path -> (etag in the listing, sha256 hex of those bytes), for every file of the project."""
     cached = _load(store, project_id)
-    hashes: dict[str, tuple[str, str]] = {}
+    hashes: dict[ProjectPath, tuple[str, str]] = {}
     fresh: dict[str, list[str]] = {}
     for info in store.list(project_id):
         entry = cached.get(info.path)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from reactstep.tools.errors import VersionNotKept
 from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 KEEP_LAST = 100  # the last versions of each path are kept whatever their age
 
@@ -29,7 +30,7 @@ Entry = tuple[int, str | None, float]  # (version, sha256 or None: absent, when 
 class PathHistory:
     """The kept versions of one path (see the module docstring)."""
 
-    path: str
+    path: ProjectPath
     floor: int
     entries: list[Entry] = field(default_factory=list)
     loose: list[tuple[str, float]] = field(default_factory=list)
@@ -84,14 +85,16 @@ def history_name(path: str) -> str:
     return f"history-{hashlib.sha256(path.encode()).hexdigest()[:40]}.json"
 
 
-def load_history(store: ObjectStore, project_id: str, path: str) -> tuple[PathHistory | None, str | None]:
+def load_history(
+    store: ObjectStore, project_id: str, path: ProjectPath
+) -> tuple[PathHistory | None, str | None]:
     """The path's history and its etag; (None, None) when the path has none yet."""
     found = store.get_index_file_tagged(project_id, history_name(path))
     if found is None:
         return None, None
     fields = json.loads(found[0])
     history = PathHistory(
-        path=str(fields["path"]),
+        path=ProjectPath(str(fields["path"])),
         floor=int(fields["floor"]),
         entries=[(int(version), sha, float(when)) for version, sha, when in fields["entries"]],
         loose=[(str(sha), float(since)) for sha, since in fields.get("loose", [])],

@@ -25,6 +25,7 @@ from reactstep.tools.errors import ProjectNotFound, StaleFile
 from reactstep.tools.projects.crash_points import reached
 from reactstep.tools.projects.hashes import content_hashes, tagged_hashes
 from reactstep.tools.store.objects import ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 HEAD = "head.json"
 TOOL_WINDOW = 1000
@@ -38,7 +39,7 @@ class Change:
     """One journaled change: the version it made, the path, the new bytes' sha256 (None: deleted)."""
 
     version: int
-    path: str
+    path: ProjectPath
     sha256: str | None
     origin: str  # "sync" (the client's upload or delete) or "tool" (an approved write)
 
@@ -51,7 +52,7 @@ class ProjectHead:
     indexed_version: int
     created: float
     indexing: dict[str, Any] | None
-    tool_changes: tuple[tuple[int, str], ...]  # (version, path), oldest first
+    tool_changes: tuple[tuple[int, ProjectPath], ...]  # (version, path), oldest first
     tool_window_from: int  # tool_changes is complete for versions after this one
     indexed_at: float | None = None  # when an index run last finished; None: never indexed
     indexed_collection: str | None = None  # the vector collection indexed_version describes
@@ -114,7 +115,7 @@ class Projects:
             return False
         return True
 
-    def record(self, project_id: str, path: str, sha256: str | None, origin: str) -> Change:
+    def record(self, project_id: str, path: ProjectPath, sha256: str | None, origin: str) -> Change:
         """Journal one change under the next free version and move the head to it."""
         for _ in range(MAX_ATTEMPTS):
             head, etag = self._tagged_head(project_id)
@@ -149,12 +150,12 @@ class Projects:
         """The journal entry of `version` (1 <= version <= the head's)."""
         return self._change(project_id, version)
 
-    def tool_changes_since(self, project_id: str, since: int) -> dict[str, int]:
+    def tool_changes_since(self, project_id: str, since: int) -> dict[ProjectPath, int]:
         """Each path a tool changed after version `since`, with the last version that changed it."""
         head = self.head(project_id)
         if since >= head.tool_window_from:
             return {path: version for version, path in head.tool_changes if version > since}
-        written: dict[str, int] = {}
+        written: dict[ProjectPath, int] = {}
         for version in range(since + 1, head.version + 1):  # older than the window: walk the journal
             change = self._change(project_id, version)
             if change.origin == "tool":
@@ -182,11 +183,17 @@ class Projects:
         """Record the index job at work (None: no job)."""
         self._update(project_id, lambda head: _replace(head, indexing=job))
 
-    def hashes(self, project_id: str) -> dict[str, str]:
+    def update_indexing(
+        self, project_id: str, change: Callable[[dict[str, Any] | None], dict[str, Any] | None]
+    ) -> None:
+        """Rewrite the index job at work from the one recorded (compare-and-swap: no flag is lost)."""
+        self._update(project_id, lambda head: _replace(head, indexing=change(head.indexing)))
+
+    def hashes(self, project_id: str) -> dict[ProjectPath, str]:
         """path -> sha256 of every file of the project (read only when its etag is new)."""
         return content_hashes(self._store, project_id)
 
-    def tagged_hashes(self, project_id: str) -> dict[str, tuple[str, str]]:
+    def tagged_hashes(self, project_id: str) -> dict[ProjectPath, tuple[str, str]]:
         """path -> (etag, sha256) of every file of the project, as hashes() reads them."""
         return tagged_hashes(self._store, project_id)
 
@@ -271,7 +278,9 @@ def _decode_head(data: bytes) -> ProjectHead:
         indexed_version=int(fields["indexed_version"]),
         created=float(fields["created"]),
         indexing=fields.get("indexing"),
-        tool_changes=tuple((int(version), str(path)) for version, path in fields.get("tool_changes", [])),
+        tool_changes=tuple(
+            (int(version), ProjectPath(str(path))) for version, path in fields.get("tool_changes", [])
+        ),
         tool_window_from=int(fields.get("tool_window_from", 0)),
         indexed_at=fields.get("indexed_at"),
         indexed_collection=fields.get("indexed_collection"),
@@ -284,4 +293,6 @@ def _encode_change(change: Change) -> bytes:
 
 def _decode_change(data: bytes) -> Change:
     fields = json.loads(data)
-    return Change(int(fields["version"]), str(fields["path"]), fields.get("sha256"), str(fields["origin"]))
+    return Change(
+        int(fields["version"]), ProjectPath(str(fields["path"])), fields.get("sha256"), str(fields["origin"])
+    )

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 
 from reactstep.tools.projects.journal import Change, Projects
 from reactstep.tools.projects.versioned import change_file
-from reactstep.tools.store.objects import ObjectInfo, ObjectStore, file_path
+from reactstep.tools.store.objects import ObjectInfo, ObjectStore
+from reactstep.tools.store.paths import ROOT, ProjectPath, named_file
 
 
 class JournaledStore:
@@ -28,31 +29,33 @@ class JournaledStore:
         self.changes: list[Change] = []
         self.local = base.local
 
-    def get(self, project_id: str, path: str) -> bytes:
+    def get(self, project_id: str, path: ProjectPath) -> bytes:
         return self._base.get(project_id, path)
 
-    def head(self, project_id: str, path: str) -> ObjectInfo | None:
+    def head(self, project_id: str, path: ProjectPath) -> ObjectInfo | None:
         return self._base.head(project_id, path)
 
-    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
+    def put(self, project_id: str, path: ProjectPath, data: bytes) -> ObjectInfo:
         info, change = change_file(
-            self._base, self._projects, project_id, file_path(path), data, self._origin
+            self._base, self._projects, project_id, named_file(path), data, self._origin
         )
         return self._recorded(info, change)
 
-    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
-        clean = file_path(path)
+    def put_if(
+        self, project_id: str, path: ProjectPath, data: bytes, expected_etag: str | None
+    ) -> ObjectInfo:
+        clean = named_file(path)
         info, change = change_file(
             self._base, self._projects, project_id, clean, data, self._origin, expected_etag
         )
         return self._recorded(info, change)
 
-    def delete(self, project_id: str, path: str) -> None:
-        _, change = change_file(self._base, self._projects, project_id, file_path(path), None, self._origin)
+    def delete(self, project_id: str, path: ProjectPath) -> None:
+        _, change = change_file(self._base, self._projects, project_id, named_file(path), None, self._origin)
         if change is not None:
             self.changes.append(change)
 
-    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
+    def list(self, project_id: str, prefix: ProjectPath = ROOT) -> Iterator[ObjectInfo]:
         return self._base.list(project_id, prefix)
 
     def check(self) -> None:

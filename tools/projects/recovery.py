@@ -20,10 +20,11 @@ from reactstep.tools.projects.blobs import keep_blob
 from reactstep.tools.projects.history import PathHistory, load_history, save_history
 from reactstep.tools.projects.journal import Projects
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 
 def settle(
-    store: ObjectStore, projects: Projects, project_id: str, path: str, left: dict[str, Any] | None
+    store: ObjectStore, projects: Projects, project_id: str, path: ProjectPath, left: dict[str, Any] | None
 ) -> tuple[PathHistory, str | None, ObjectInfo | None]:
     """The path's history (saved when it changed; a new empty one is not), its etag and the file's
     entry; the lease is held."""

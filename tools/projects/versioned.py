@@ -23,6 +23,7 @@ from reactstep.tools.projects.journal import Change, Projects
 from reactstep.tools.projects.leases import holding, lease_name
 from reactstep.tools.projects.recovery import settle
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
+from reactstep.tools.store.paths import ProjectPath
 
 UNCONDITIONAL = "*unconditional*"  # expected_etag: write whatever the file holds
 
@@ -31,7 +32,7 @@ def change_file(
     store: ObjectStore,
     projects: Projects,
     project_id: str,
-    path: str,
+    path: ProjectPath,
     data: bytes | None,
     origin: str,
     expected_etag: str | None = UNCONDITIONAL,
@@ -78,7 +79,9 @@ def change_file(
     return info, change
 
 
-def sha256_at(store: ObjectStore, projects: Projects, project_id: str, path: str, version: int) -> str | None:
+def sha256_at(
+    store: ObjectStore, projects: Projects, project_id: str, path: ProjectPath, version: int
+) -> str | None:
     """The sha256 of the bytes the clean `path` held at `version` (<= the project's version).
 
     None: the path did not exist then (or was deleted). VersionNotKept: past the retention window,
@@ -97,7 +100,7 @@ def sha256_at(store: ObjectStore, projects: Projects, project_id: str, path: str
 
 
 def _unversioned(
-    store: ObjectStore, projects: Projects, project_id: str, path: str, version: int
+    store: ObjectStore, projects: Projects, project_id: str, path: ProjectPath, version: int
 ) -> str | None:
     """A path no kept version names: absent, or bytes stored before versions were kept."""
     if store.head(project_id, path) is None:

@@ -19,9 +19,8 @@ from reactstep.tools.store.objects import (
     check_index_name,
     check_project_id,
     directory_error,
-    file_path,
 )
-from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.paths import ROOT, ProjectPath, named_file
 
 TEMP_PREFIX = ".reactstep-tmp-"
 
@@ -41,21 +40,20 @@ class LocalStore:
         self._etags = EtagMemo()
         self._contents = ContentMemo()
 
-    def get(self, project_id: str, path: str) -> bytes:
+    def get(self, project_id: str, path: ProjectPath) -> bytes:
         """The file's bytes."""
-        clean = normalize_path(path)
-        if not clean:
+        if not path:
             self._project_dir(project_id)  # an invalid project id is still refused first
-            raise directory_error(clean)
+            raise directory_error(path)
         base = self._project_dir(project_id)
-        if (known := self._known_contents(f"{base}/{clean}")) is not None:
+        if (known := self._known_contents(f"{base}/{path}")) is not None:
             return known
-        found = link_free_stat(base, clean)
+        found = link_free_stat(base, path)
         if found is not None and S_ISREG(found.st_mode):  # the common case, in plain strings
-            with _local_errors(clean, "read"):
-                return self._contents.read(f"{base}/{clean}", found)
-        target = self._resolve(project_id, clean)  # a link on the way, or nothing there: as always
-        with _local_errors(clean, "read"):
+            with _local_errors(path, "read"):
+                return self._contents.read(f"{base}/{path}", found)
+        target = self._resolve(project_id, path)  # a link on the way, or nothing there: as always
+        with _local_errors(path, "read"):
             return self._contents.read(str(target))
 
     def _known_contents(self, name: str) -> bytes | None:
@@ -68,22 +66,23 @@ class LocalStore:
             return None
         return self._contents.known(name, stat) if S_ISREG(stat.st_mode) else None
 
-    def head(self, project_id: str, path: str) -> ObjectInfo | None:
+    def head(self, project_id: str, path: ProjectPath) -> ObjectInfo | None:
         """The file's metadata, or None."""
-        clean = normalize_path(path)
-        target = self._resolve(project_id, clean)
-        return _local_info(clean, target, self._etags) if clean else None
+        target = self._resolve(project_id, path)
+        return _local_info(path, target, self._etags) if path else None
 
-    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
+    def put(self, project_id: str, path: ProjectPath, data: bytes) -> ObjectInfo:
         """Write atomically, so readers see the old content or the new, never a mix."""
-        clean = file_path(path)
+        clean = named_file(path)
         target = self._resolve(project_id, clean)
         with _project_lock(self._project_dir(project_id)):
             return _write_file(clean, target, data)
 
-    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
+    def put_if(
+        self, project_id: str, path: ProjectPath, data: bytes, expected_etag: str | None
+    ) -> ObjectInfo:
         """Write only if the file's MD5 is still `expected_etag` (None: only if it is absent)."""
-        clean = file_path(path)
+        clean = named_file(path)
         target = self._resolve(project_id, clean)
         # Every write and delete takes this lock, so nothing lands between the check and the rename.
         with _project_lock(self._project_dir(project_id)):
@@ -92,20 +91,19 @@ class LocalStore:
                 raise StaleFile(clean)
             return _write_file(clean, target, data)
 
-    def delete(self, project_id: str, path: str) -> None:
+    def delete(self, project_id: str, path: ProjectPath) -> None:
         """Remove the file; missing files and directories are left alone, as in S3."""
-        clean = file_path(path)
+        clean = named_file(path)
         target = self._resolve(project_id, clean)
         lock = _project_lock(self._project_dir(project_id))
         with lock, contextlib.suppress(ToolError), _local_errors(clean, "delete"):
             if not target.is_dir():
                 target.unlink()
 
-    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
+    def list(self, project_id: str, prefix: ProjectPath = ROOT) -> Iterator[ObjectInfo]:
         """Every regular file below `prefix`, sorted; symlinks and temp files are skipped."""
-        clean = normalize_path(prefix)
         base = self._project_dir(project_id)
-        top = self._resolve(project_id, clean)
+        top = self._resolve(project_id, prefix)
         # Collect names first so the order is global, then stat and hash lazily.
         paths = sorted(_walk_files(base, top)) if top.is_dir() else []
         return (info for rel in paths if (info := _local_info(rel, base / rel, self._etags)) is not None)
@@ -217,7 +215,7 @@ class LocalStore:
         return real
 
 
-def _walk_files(base: Path, top: Path) -> Iterator[str]:
+def _walk_files(base: Path, top: Path) -> Iterator[ProjectPath]:
     """Project-relative paths of the regular files below `top`, not following links."""
     for folder, dirs, files in os.walk(top, followlinks=False):
         here = Path(folder)
@@ -225,10 +223,10 @@ def _walk_files(base: Path, top: Path) -> Iterator[str]:
         for name in files:
             full = here / name
             if not name.startswith(TEMP_PREFIX) and not full.is_symlink():
-                yield full.relative_to(base).as_posix()
+                yield ProjectPath(full.relative_to(base).as_posix())
 
 
-def _write_file(clean: str, target: Path, data: bytes) -> ObjectInfo:
+def _write_file(clean: ProjectPath, target: Path, data: bytes) -> ObjectInfo:
     """Create the parents and write the file atomically (the caller holds the project lock)."""
     with _local_errors(clean, "write"):
         try:
@@ -284,7 +282,7 @@ def _local_errors(clean: str, action: str) -> Iterator[None]:
         raise StoreUnavailable(f"local store {action} failed: {exc.strerror}") from exc
 
 
-def _local_info(path: str, target: Path, etags: "EtagMemo") -> ObjectInfo | None:
+def _local_info(path: ProjectPath, target: Path, etags: "EtagMemo") -> ObjectInfo | None:
     """Metadata of a regular file, or None if it is missing or not a file."""
     try:
         stat = target.stat()

@@ -1,7 +1,7 @@
 """Project files in object storage: a local directory tree or an S3-compatible bucket.
 
-Every method takes a path from the model, so each one runs it through `normalize_path`
-before any I/O. Both back-ends report the same `ObjectInfo`; `etag` is the hex MD5 of the
+Every method takes a `ProjectPath`: normalised once where it entered (paths.py), never again here.
+Both back-ends report the same `ObjectInfo`; `etag` is the hex MD5 of the
 content in both (S3 and R2 give exactly that for single-part uploads, which is all `put`
 does; the local store hashes the file when asked). The back-ends live in local.py and s3.py; open_store
 in factory.py picks one.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from reactstep.tools.errors import ToolError
-from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.paths import ROOT, ProjectPath
 
 INDEX_DIR = ".reactstep-index"
 _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -27,14 +27,14 @@ _INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 class ObjectInfo:
     """One stored file: project-relative path, size in bytes, content MD5 and mtime."""
 
-    path: str
+    path: ProjectPath
     size: int
     etag: str
     modified: float
 
 
 class ObjectStore(Protocol):
-    """What tools may do with a project's files; every path is untrusted and normalized.
+    """What tools may do with a project's files; every path is normalized already.
 
     get: the bytes, ToolError if missing or a directory. head: metadata or None. put: replace
     the content. put_if: replace it only while its etag is `expected_etag` (None: only while the
@@ -52,12 +52,14 @@ class ObjectStore(Protocol):
 
     local: bool
 
-    def get(self, project_id: str, path: str) -> bytes: ...
-    def head(self, project_id: str, path: str) -> ObjectInfo | None: ...
-    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo: ...
-    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo: ...
-    def delete(self, project_id: str, path: str) -> None: ...
-    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]: ...
+    def get(self, project_id: str, path: ProjectPath) -> bytes: ...
+    def head(self, project_id: str, path: ProjectPath) -> ObjectInfo | None: ...
+    def put(self, project_id: str, path: ProjectPath, data: bytes) -> ObjectInfo: ...
+    def put_if(
+        self, project_id: str, path: ProjectPath, data: bytes, expected_etag: str | None
+    ) -> ObjectInfo: ...
+    def delete(self, project_id: str, path: ProjectPath) -> None: ...
+    def list(self, project_id: str, prefix: ProjectPath = ROOT) -> Iterator[ObjectInfo]: ...
     def check(self) -> None: ...
     def get_index_file(self, project_id: str, name: str) -> bytes | None: ...
     def put_index_file(self, project_id: str, name: str, data: bytes) -> None: ...
@@ -81,14 +83,6 @@ def check_index_name(name: str) -> None:
     """Refuse an index file name that is not one plain file name."""
     if _INDEX_NAME.fullmatch(name) is None:
         raise ValueError(f"invalid index file name {name!r}")
-
-
-def file_path(path: str) -> str:
-    """Normalize a path that must name a file, not the project root."""
-    clean = normalize_path(path)
-    if not clean:
-        raise ToolError("path is empty; name a file relative to the project root")
-    return clean
 
 
 def directory_error(path: str) -> ToolError:

@@ -5,6 +5,11 @@ is refused naming those bytes), in Unicode NFC (the canonical form: a macOS clie
 refused with the NFC form to send), never replaced or merged with another name. Two distinct
 paths that a case-insensitive or normalisation-insensitive disk would merge are twins
 (fold_key); the service keeps a project free of them.
+
+A path is normalised once, where it enters (a tool's arguments, a request's URL or manifest): the
+result is a `ProjectPath`, and the object store takes nothing else, so mypy proves every path that
+reaches a disk or a bucket went through `normalize_path` and the store never normalises again.
+Paths the store lists, and the journal records, are project paths already.
 """
 
 import posixpath
@@ -12,19 +17,25 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import NewType
 from urllib.parse import unquote
 
 from reactstep.contract.common import escaped_bytes
-from reactstep.tools.errors import UnsafePath
+from reactstep.tools.errors import ToolError, UnsafePath
 
 MAX_PATH_CHARS = 1024
 MAX_PART_BYTES = 255  # of UTF-8: the longest file or folder name common file systems hold
 PATHS_CACHED = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
+ProjectPath = NewType("ProjectPath", str)
+"""A path `normalize_path` returned (or the store listed): relative, POSIX, NFC, no '.' or '..'."""
+
+ROOT = ProjectPath("")
+
 
 @lru_cache(maxsize=PATHS_CACHED)
-def normalize_path(raw: str) -> str:
+def normalize_path(raw: str) -> ProjectPath:
     """Return `raw` as a relative POSIX path without '.' parts ('' is the project root).
 
     A pure function of its argument, so the answers for recent paths are kept (a refusal is not).
@@ -46,7 +57,19 @@ def normalize_path(raw: str) -> str:
         raise UnsafePath(
             f"a part of the path is longer than {MAX_PART_BYTES} bytes, more than a file system holds"
         )
-    return posixpath.join(*parts) if parts else ""
+    return ProjectPath(posixpath.join(*parts)) if parts else ROOT
+
+
+def file_path(raw: str) -> ProjectPath:
+    """Normalize a path that must name a file, not the project root."""
+    return named_file(normalize_path(raw))
+
+
+def named_file(path: ProjectPath) -> ProjectPath:
+    """`path` itself, refused when it is the project root (nothing can be written or deleted there)."""
+    if not path:
+        raise ToolError("path is empty; name a file relative to the project root")
+    return path
 
 
 def fold_key(path: str) -> str:

@@ -21,9 +21,8 @@ from reactstep.tools.store.objects import (
     check_index_name,
     check_project_id,
     directory_error,
-    file_path,
 )
-from reactstep.tools.store.paths import normalize_path
+from reactstep.tools.store.paths import ROOT, ProjectPath, named_file
 from reactstep.tools.store.s3_clients import S3Config, make_s3_client
 from reactstep.tools.store.s3_errors import s3_errors, stale_on_conflict
 
@@ -38,52 +37,52 @@ class S3Store:
         self._prefix = prefix.strip("/")
         self._client = client  # a boto3 S3 client; thread-safe, so one per process
 
-    def get(self, project_id: str, path: str) -> bytes:
+    def get(self, project_id: str, path: ProjectPath) -> bytes:
         """The object's bytes."""
-        clean = normalize_path(path)
-        key = self._key(project_id, clean)
-        if not clean:
-            raise directory_error(clean)
+        key = self._key(project_id, path)
+        if not path:
+            raise directory_error(path)
         try:
-            with s3_errors(clean):
+            with s3_errors(path):
                 return self._fetch(key)[0]
         except ToolError as exc:
             # S3 has no directories: a missing key with keys below it is one to the model.
             if self._has_children(key):
-                raise directory_error(clean) from exc
+                raise directory_error(path) from exc
             raise
 
-    def head(self, project_id: str, path: str) -> ObjectInfo | None:
+    def head(self, project_id: str, path: ProjectPath) -> ObjectInfo | None:
         """The object's metadata, or None."""
-        clean = normalize_path(path)
-        key = self._key(project_id, clean)
-        if not clean:
+        key = self._key(project_id, path)
+        if not path:
             return None
         try:
-            with s3_errors(clean):
+            with s3_errors(path):
                 meta = self._client.head_object(Bucket=self._bucket, Key=key)
         except ToolError:
             return None
         modified = meta["LastModified"].timestamp()
-        return ObjectInfo(clean, int(meta["ContentLength"]), _etag(meta), modified)
+        return ObjectInfo(path, int(meta["ContentLength"]), _etag(meta), modified)
 
-    def put(self, project_id: str, path: str, data: bytes) -> ObjectInfo:
+    def put(self, project_id: str, path: ProjectPath, data: bytes) -> ObjectInfo:
         """Upload in one request; `modified` is the local clock, saving a HEAD."""
-        clean = file_path(path)
+        clean = named_file(path)
         key = self._key(project_id, clean)
         with s3_errors(clean):
             reply = self._client.put_object(Bucket=self._bucket, Key=key, Body=data)
         etag = _etag(reply) or hashlib.md5(data).hexdigest()
         return ObjectInfo(clean, len(data), etag, time.time())
 
-    def put_if(self, project_id: str, path: str, data: bytes, expected_etag: str | None) -> ObjectInfo:
+    def put_if(
+        self, project_id: str, path: ProjectPath, data: bytes, expected_etag: str | None
+    ) -> ObjectInfo:
         """Upload only while the ETag is `expected_etag` (None: only while absent), in one request.
 
         S3 and R2 evaluate If-Match / If-None-Match on PutObject atomically with the write, so there
         is no HEAD-then-PUT race. moto's server honours both headers (the tests run against it),
         though it checks and stores in two steps.
         """
-        clean = file_path(path)
+        clean = named_file(path)
         key = self._key(project_id, clean)
         condition = {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": f'"{expected_etag}"'}
         with s3_errors(clean), stale_on_conflict(clean):
@@ -91,21 +90,20 @@ class S3Store:
         etag = _etag(reply) or hashlib.md5(data).hexdigest()
         return ObjectInfo(clean, len(data), etag, time.time())
 
-    def delete(self, project_id: str, path: str) -> None:
+    def delete(self, project_id: str, path: ProjectPath) -> None:
         """Remove the object; a missing key (or a bare prefix) is not an error."""
-        clean = file_path(path)
+        clean = named_file(path)
         key = self._key(project_id, clean)
         with contextlib.suppress(ToolError), s3_errors(clean):
             self._client.delete_object(Bucket=self._bucket, Key=key)
 
-    def list(self, project_id: str, prefix: str = "") -> Iterator[ObjectInfo]:
+    def list(self, project_id: str, prefix: ProjectPath = ROOT) -> Iterator[ObjectInfo]:
         """Every object below the directory `prefix`; all pages are read before returning."""
-        clean = normalize_path(prefix)
         root = self._key(project_id, "") + "/"
         found: list[ObjectInfo] = []
         with s3_errors(None):
             pages = self._client.get_paginator("list_objects_v2")
-            for page in pages.paginate(Bucket=self._bucket, Prefix=f"{root}{clean}/" if clean else root):
+            for page in pages.paginate(Bucket=self._bucket, Prefix=f"{root}{prefix}/" if prefix else root):
                 found.extend(_listed_info(item, root) for item in page.get("Contents", []))
         return iter(sorted(found, key=lambda info: info.path))
 
@@ -193,7 +191,7 @@ class S3Store:
 
 def _listed_info(item: dict[str, Any], root: str) -> ObjectInfo:
     """ObjectInfo from one list_objects_v2 entry, the project prefix stripped."""
-    path = str(item["Key"])[len(root) :]
+    path = ProjectPath(str(item["Key"])[len(root) :])  # a key put under a project path
     return ObjectInfo(path, int(item["Size"]), _etag(item), item["LastModified"].timestamp())
 
 

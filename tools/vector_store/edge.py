@@ -42,8 +42,8 @@ from reactstep.tools.vector_store.store import (
     DENSE,
     PAGE_SIZE,
     POINT_FACTS,
-    SPARSE,
     ChunkPoint,
+    OneRankingSearches,
     Ranking,
     SearchFilter,
     VectorHit,
@@ -57,7 +57,7 @@ from reactstep.tools.vector_store.store import (
 )
 
 
-class EdgeVectorStore:
+class EdgeVectorStore(OneRankingSearches):
     """Collections as qdrant-edge shards under `path`, owned by this process until close(); one is
     optimized in the background once `optimize_after` points (0: never) were written to it and no
     write came for `optimize_quiet_s` seconds."""
@@ -144,18 +144,6 @@ class EdgeVectorStore:
         """Overwrite some payload fields of some points (the vectors stay)."""
         for point_id, fields in updates.items():
             self._write(collection, edge.UpdateOperation.set_payload([point_id], fields), 0)
-
-    def search_dense(
-        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
-    ) -> list[VectorHit]:
-        """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
-        return self.search_rankings(collection, [Ranking(using, vector)], where, limit)[0]
-
-    def search_sparse(
-        self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
-    ) -> list[VectorHit]:
-        """The `limit` best BM25-scored points (IDF over the project's points), best first."""
-        return self.search_rankings(collection, [Ranking(SPARSE, vector)], where, limit)[0]
 
     def search_rankings(
         self, collection: str, rankings: Sequence[Ranking], where: SearchFilter, limit: int

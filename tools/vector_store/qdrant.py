@@ -24,6 +24,7 @@ from reactstep.tools.vector_store.store import (
     POINT_FACTS,
     SPARSE,
     ChunkPoint,
+    OneRankingSearches,
     Ranking,
     SearchFilter,
     VectorHit,
@@ -56,7 +57,7 @@ def translated_errors(action: str) -> Iterator[None]:
         raise VectorStoreUnavailable(f"Qdrant could not {action}: {exc}") from exc
 
 
-class QdrantVectorStore:
+class QdrantVectorStore(OneRankingSearches):
     """Collections on a Qdrant server by URL, or in qdrant-client's ":memory:" mode."""
 
     def __init__(self, location: str, api_key: str | None = None, timeout_s: float = 10.0) -> None:
@@ -143,18 +144,6 @@ class QdrantVectorStore:
         for point_id, fields in updates.items():
             with translated_errors(f"update points of {collection!r}"):
                 self._client.set_payload(collection, fields, points=[point_id], wait=True)
-
-    def search_dense(
-        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
-    ) -> list[VectorHit]:
-        """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
-        return self.search_rankings(collection, [Ranking(using, vector)], where, limit)[0]
-
-    def search_sparse(
-        self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
-    ) -> list[VectorHit]:
-        """The `limit` best BM25-scored points (IDF over the project's points), best first."""
-        return self.search_rankings(collection, [Ranking(SPARSE, vector)], where, limit)[0]
 
     def search_rankings(
         self, collection: str, rankings: Sequence[Ranking], where: SearchFilter, limit: int

@@ -17,6 +17,7 @@ another process (503 vector_store_unavailable).
 """
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -98,6 +99,27 @@ class VectorStore(Protocol):
     def collections(self) -> list[str]: ...
     def check(self) -> None: ...
     def close(self) -> None: ...
+
+
+class OneRankingSearches(ABC):
+    """search_dense and search_sparse, for a back-end: each is one ranking of its search_rankings."""
+
+    @abstractmethod
+    def search_rankings(
+        self, collection: str, rankings: Sequence[Ranking], where: SearchFilter, limit: int
+    ) -> list[list[VectorHit]]: ...
+
+    def search_dense(
+        self, collection: str, vector: Sequence[float], where: SearchFilter, limit: int, using: str = DENSE
+    ) -> list[VectorHit]:
+        """The `limit` points whose `using` vector is nearest to `vector` by cosine similarity, best first."""
+        return self.search_rankings(collection, [Ranking(using, vector)], where, limit)[0]
+
+    def search_sparse(
+        self, collection: str, vector: SparseVector, where: SearchFilter, limit: int
+    ) -> list[VectorHit]:
+        """The `limit` best BM25-scored points (IDF over the project's points), best first."""
+        return self.search_rankings(collection, [Ranking(SPARSE, vector)], where, limit)[0]
 
 
 def check_collection_name(name: str) -> None:

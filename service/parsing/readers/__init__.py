@@ -19,7 +19,7 @@ The format is found from the reply's own markers, never from the model's name. R
 A reader skips text inside the steps an earlier reader found, so a JSON object written as a
 tool's argument, or quoted inside a final answer, is content and never a second action.
 CALL_STARTS: where an open model's call begins anywhere in a line, each reader's own STARTS (a
-streamed thought ends there, thought_stream.py).
+streamed thought ends there, step/stream.py).
 """
 
 from collections.abc import Callable, Mapping

@@ -132,6 +132,10 @@ for await (const { event, data } of readEvents(/** @type {ReadableStream<Uint8Ar
   if (event === "result") indexed = data;
   if (event === "error") throw new Error(`index: ${data.error.code}: ${data.error.message}`);
 }
+// Stopping the index run: none is at work now, so nothing stops and the index stays ready.
+const stop = await api.DELETE("/api/projects/{project_id}/index", { params: { path: { project_id: project } } });
+// 200 says whether a run stopped; 202 (a run still stopping after 30 s) has the job instead.
+if (stop.data === undefined || !("stopped" in stop.data)) fail("index stop", stop);
 const search = await execute("code_search", { query: "shout text in upper case", max_results: 1 });
 
 // The agent proposes a write; running it (a server tool) first answers with a preview and writes nothing.
@@ -142,7 +146,39 @@ const preview = await execute(action.tool_name, action.tool_args);
 if (preview.approval === undefined) throw new Error(`no approval asked: ${preview.observation}`);
 // An IDE shows preview.approval.diff here and asks; on a yes the same call goes again with the token.
 const written = await execute(action.tool_name, action.tool_args, preview.approval.token);
-const answered = await step([{ thought: proposed.thought, action_details: action, observation: written.observation, is_error: written.is_error }]);
+// The last step in the background, as a plugin on a flaky network asks it: its stream's first event names
+// the step; the connection drops (here: the plugin stops reading); the rest comes from the step's events
+// with Last-Event-ID, and its answer from GET /api/agent/steps/{step_id}, without a second model call.
+const history = [{ thought: proposed.thought, action_details: action, observation: written.observation, is_error: written.is_error }];
+const streamed = await api.POST("/api/agent/react_step", {
+  body: { project_id: project, session_id: "ide-plugin", user_query: question, conversation_history: history, stream: true, background: true },
+  parseAs: "stream",
+});
+if (!streamed.response.ok || streamed.data == null) fail("react_step in the background", streamed);
+const firstEvents = readEvents(/** @type {ReadableStream<Uint8Array>} */ (streamed.data));
+const first = (await firstEvents.next()).value;
+await firstEvents.return(undefined); // the connection drops after the first event
+const stepId = /** @type {schemas["StepAccepted"]} */ (first?.data).step_id;
+const resumed = await api.GET("/api/agent/steps/{step_id}/events", {
+  params: { path: { step_id: stepId }, header: { "Last-Event-ID": "0" } },
+  parseAs: "stream",
+});
+if (!resumed.response.ok || resumed.data == null) fail("the step's events", resumed);
+/** @type {string[]} */
+const resumedEvents = [];
+for await (const { event } of readEvents(/** @type {ReadableStream<Uint8Array>} */ (resumed.data))) {
+  if (resumedEvents.at(-1) !== event) resumedEvents.push(event);
+}
+const kept = await api.GET("/api/agent/steps/{step_id}", { params: { path: { step_id: stepId } } });
+if (kept.response.status !== 200) fail("the step's answer", kept);
+const answered = /** @type {schemas["ReactStepResponse"]} */ (kept.data);
+// A key whose day is spent (REACTSTEP_SPENT_KEY) is refused before the model is called: 429, Retry-After.
+/** @type {import("openapi-fetch").Client<paths>} */
+const spent = createClient({
+  baseUrl: process.env.REACTSTEP_SERVER,
+  headers: { Authorization: `Bearer ${process.env.REACTSTEP_SPENT_KEY}` },
+});
+const refused = await spent.POST("/api/agent/react_step", { body: { project_id: project, session_id: "ide-plugin", user_query: question } });
 const after = await api.GET("/api/projects/{project_id}/files/{path}", {
   params: { path: { project_id: project, path: String(action.tool_args.path) } },
   parseAs: "text",
@@ -156,11 +192,15 @@ console.log(
     uploaded: [...upload].sort(),
     index_events: indexEvents,
     indexed_files: indexed?.files,
+    index_stop: [stop.response.status, stop.data.stopped, stop.data.index_state],
     found: search.observation.includes("src/util/strings.py"),
     proposed: { tool_name: action.tool_name, tool_args: action.tool_args, requires_approval: action.requires_approval },
     diff: preview.approval.diff.split("\n").filter((/** @type {string} */ line) => /^[-+] /.test(line)),
     written: written.observation.split("\n")[0],
+    background: [first?.event, resumedEvents],
     answer: [answered.status, answered.final_answer],
+    budget: { priced: answered.budget?.priced, counted: typeof answered.budget?.tokens_left === "number" },
+    over_budget: [refused.response.status, refused.error?.error.code, refused.response.headers.has("retry-after")],
     after: after.data,
   }),
 );

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from reactstep.service.http.auth import key_entry
 from reactstep.service.limits import MAX_JSON_DEPTH
-from reactstep.service.logs import JsonFormatter
+from reactstep.service.logs.lines import JsonFormatter
 
 EXECUTE = "/api/agent/execute_action"
 ROOT = "/under"  # a request under a root_path goes through the router

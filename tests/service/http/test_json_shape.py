@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from reactstep.service.http.json_shape import measure, nesting
+from reactstep.service.http.bodies import measure, nesting
 
 CASES = [
     # (JSON text, arrays and objects, commas and colons, deepest nesting)

@@ -18,7 +18,7 @@ from reactstep.service.http.auth import key_entry
 from reactstep.service.llm.config import resolve_llm_request
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
 from reactstep.service.llm.remote_embedder import LiteLLMEmbedder
-from reactstep.service.logs import JsonFormatter, TextFormatter
+from reactstep.service.logs.lines import JsonFormatter, TextFormatter
 from reactstep.service.redaction import REDACTED, redact_fields, remember_server_secrets
 from reactstep.service.settings import Settings
 from reactstep.tools.embedding.embeddings import LocalEmbedder

@@ -104,6 +104,23 @@ def test_llm_attempts_retries_and_tokens_are_counted_per_provider(
     assert completion == usage["completion_tokens"] > 0
 
 
+def test_what_priced_replies_cost_is_counted_per_provider(
+    make_client: Callable[..., TestClient], llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push("Thought: done\nFinal Answer: 42", "Thought: done\nFinal Answer: 42")
+    client = make_client()
+    unpriced = client.post(REACT, json=STEP)  # openai/scripted: no price in litellm's table
+    assert "cost_usd" not in unpriced.json()["usage"]
+    assert value(samples(client), "reactstep_llm_cost_usd_total", provider="openai") is None
+    priced = client.post(REACT, json={**STEP, "llm_config": {"model": "openai/gpt-4o-mini"}})
+    usage = priced.json()["usage"]
+    assert usage["cost_usd"] == round(
+        usage["prompt_tokens"] * 0.15e-6 + usage["completion_tokens"] * 0.6e-6, 8
+    )
+    found = value(samples(client), "reactstep_llm_cost_usd_total", provider="openai")
+    assert found == pytest.approx(usage["cost_usd"], abs=1e-9)
+
+
 def test_index_runs_and_embedded_chunks_are_counted(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     first = client.post("/api/projects/demo/index", json={})

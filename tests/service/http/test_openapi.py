@@ -225,11 +225,13 @@ def raised_codes() -> set[str]:
     ]
     text = "\n".join(sources)
     built = {cls.code for cls in service_errors() if re.search(rf"\b{cls.__name__}\(", text)}
+    # a code carried as data is raised by naming it: Forbidden(..., code="provider_not_allowed")
+    built |= {code for cls in service_errors() for code in cls.carried_codes() if f'code="{code}"' in text}
     return built | {errors.ServiceError.code}
 
 
 def test_raised_codes_are_found() -> None:
-    # Guards the source scan: these are built in bodies.py, gateway.py, llm/config.py, actions.py.
+    # Guards the source scan: these are built in bodies.py, completions.py, llm/config.py, actions.py.
     expected = {
         "internal_error",
         "invalid_json",
@@ -252,12 +254,17 @@ def test_every_raised_code_is_in_the_spec(code: str) -> None:
 
 
 def test_the_422_body_names_the_codes_of_validation_failed_and_its_kinds() -> None:
-    kinds = {cls.code for cls in service_errors() if issubclass(cls, errors.ValidationFailed)}
+    kinds = {
+        code
+        for cls in service_errors()
+        if issubclass(cls, errors.ValidationFailed)
+        for code in cls.carried_codes()
+    }
     assert set(VALIDATION_CODES) == kinds
 
 
 def test_every_spec_code_is_a_code_the_app_knows() -> None:
-    known = {cls.code for cls in service_errors()} | set(ROUTING_CODES)
+    known = {code for cls in service_errors() for code in cls.carried_codes()} | set(ROUTING_CODES)
     assert spec_error_codes() - known == set()
 
 
@@ -265,7 +272,7 @@ def test_every_spec_code_is_a_code_the_app_knows() -> None:
 def test_error_codes_are_listed_under_their_http_status(
     where: str, status: str, response: dict[str, Any]
 ) -> None:
-    statuses = {cls.code: cls.status for cls in service_errors()} | ROUTING_CODES
+    statuses = {code: cls.status for cls in service_errors() for code in cls.carried_codes()} | ROUTING_CODES
     codes = response.get("x-error-codes", [])
     bodies = response.get("content", {}).values()  # 204 and 304 have none
     # A schema, or one of its oneOf options (/mcp's 400 is an ErrorBody or a JSON-RPC error).
@@ -383,6 +390,7 @@ SERVICE_KEY = "rsk_openapi-test-key-0123456789"
 WITH_KEYS = {"api_keys": [key_entry(SERVICE_KEY, "demo,team-*")]}
 BEARER = {"authorization": f"Bearer {SERVICE_KEY}"}
 REQUEST_ID = "conformance-1"  # every call sends it; every answer and error body must repeat it
+NO_STEP = f"/api/agent/steps/demo~{'A' * 32}"  # a well-formed id no step has
 
 PROJECTS = "/api/projects"
 DEMO, FILE, SYNC = f"{PROJECTS}/demo", f"{PROJECTS}/demo/files/src/app.py", f"{PROJECTS}/demo/sync"
@@ -399,6 +407,7 @@ PROJECT_ROUTES = [
     ("sync", "POST", SYNC),
     ("changes", "GET", f"{DEMO}/changes"),
     ("gc", "POST", f"{DEMO}/gc"),
+    ("index stop", "DELETE", INDEX),
 ]
 
 MCP = "/mcp/demo"
@@ -576,6 +585,7 @@ CALLS: dict[str, Call] = {
                 "total_tokens": 99,
                 "cached_tokens": 64,
                 "estimated": False,
+                "cost_usd": 1.41e-05,  # 26 and 64 cached prompt tokens, 9 completion ones: gpt-4o-mini
             },
         },
         llm_calls=1,
@@ -726,6 +736,17 @@ CALLS: dict[str, Call] = {
         request_valid=True,
         expect={"status": "action_proposed"},
         llm_calls=1,
+    ),
+    "react_step over the key's budget": Call(
+        "POST",
+        REACT,
+        429,
+        json=step(),
+        script=(READ_APP,),
+        settings={"api_keys": [key_entry(SERVICE_KEY, "demo", "tokens_per_day=10")]},
+        headers=BEARER,
+        code="budget_exhausted",
+        llm_calls=0,
     ),
     "react_step without a service key": Call(
         "POST", REACT, 401, json=step(), settings=WITH_KEYS, code="unauthorized", llm_calls=0
@@ -1082,6 +1103,14 @@ CALLS: dict[str, Call] = {
         "POST", INDEX, 200, json={"stream": True}, media="text/event-stream; charset=utf-8"
     ),
     "index missing project": Call("POST", f"{PROJECTS}/nope/index", 404, code="project_not_found"),
+    "index stop with no run": Call(
+        "DELETE", INDEX, 200, expect={"stopped": False, "indexed_version": 0, "index_state": "ready"}
+    ),
+    "index stop missing project": Call("DELETE", f"{PROJECTS}/nope/index", 404, code="project_not_found"),
+    "index stop bad id": Call("DELETE", f"{PROJECTS}/bad$id/index", 422, code="validation_failed"),
+    "index stop storage unavailable": Call(
+        "DELETE", INDEX, 503, broken_store=True, code="storage_unavailable"
+    ),
     **{
         f"{name} without a service key": Call(method, path, 401, settings=WITH_KEYS, code="unauthorized")
         for name, method, path in PROJECT_ROUTES
@@ -1123,6 +1152,47 @@ CALLS: dict[str, Call] = {
             "status": "unavailable",
             "checks": {"storage": "unavailable: connection refused", "llm": "unconfigured"},
         },
+    ),
+    # Background steps: the answers a second request reads are in test_background_steps_spec.py.
+    "react_step background": Call(
+        "POST", REACT, 202, json=step(background=True, max_iterations_left=0), expect={"status": "running"}
+    ),
+    "step unknown": Call("GET", NO_STEP, 404, code="step_not_found"),
+    "step without a service key": Call("GET", NO_STEP, 401, settings=WITH_KEYS, code="unauthorized"),
+    "step of another project": Call(
+        "GET",
+        f"/api/agent/steps/secret~{'A' * 32}",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
+    "step events unknown": Call("GET", f"{NO_STEP}/events", 404, code="step_not_found"),
+    "step deleted unknown": Call("DELETE", NO_STEP, 404, code="step_not_found"),
+    "step deleted without a service key": Call(
+        "DELETE", NO_STEP, 401, settings=WITH_KEYS, code="unauthorized"
+    ),
+    "step deleted of another project": Call(
+        "DELETE",
+        f"/api/agent/steps/secret~{'A' * 32}",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
+    "step events without a service key": Call(
+        "GET", f"{NO_STEP}/events", 401, settings=WITH_KEYS, code="unauthorized"
+    ),
+    "step events of another project": Call(
+        "GET",
+        f"/api/agent/steps/secret~{'A' * 32}/events",
+        403,
+        settings=WITH_KEYS,
+        headers=BEARER,
+        code="forbidden_project",
+    ),
+    "step events after a bad Last-Event-ID": Call(
+        "GET", f"{NO_STEP}/events", 400, headers={"last-event-id": "one"}, code="bad_request"
     ),
     "unknown route": Call(
         "GET",
@@ -1172,6 +1242,22 @@ SLOW_BODIES = {
 }
 # A notification's 202 has no body to check here: tests/service/mcp/test_mcp_http.py sends one.
 MCP_ONLY = {("/mcp/{project_id}", "post", "202")}
+# A run stopped mid-way, and one still stopping, need a real run: tests/service/http/test_index_stop.py
+# makes them and checks each answer against these same schemas. A 499 is never received (the client
+# left): tests/service/http/test_cancellation.py checks the log line and metrics that carry it.
+CANCELLATION = {
+    ("/api/projects/{project_id}/index", "post", "409"),
+    ("/api/projects/{project_id}/index", "delete", "202"),
+    ("/api/agent/react_step", "post", "499"),
+}
+# A background step's answers need the step started first: test_background_steps_spec.py starts one and
+# checks each of these against these same response schemas.
+BACKGROUND_ONLY = {
+    *(("/api/agent/steps/{step_id}", "get", status) for status in ("200", "202", "502", "503", "504")),
+    ("/api/agent/steps/{step_id}/events", "get", "200"),
+    ("/api/agent/steps/{step_id}", "delete", "204"),
+    ("/api/agent/steps/{step_id}", "delete", "409"),
+}
 
 
 def test_live_calls_cover_every_route_and_documented_status() -> None:
@@ -1187,7 +1273,13 @@ def test_live_calls_cover_every_route_and_documented_status() -> None:
     # and checks each answer against these same response schemas.
     uncalled = {
         entry
-        for entry in documented - called - EMBEDDING_FAULTS - SLOW_BODIES - MCP_ONLY
+        for entry in documented
+        - called
+        - EMBEDDING_FAULTS
+        - SLOW_BODIES
+        - MCP_ONLY
+        - CANCELLATION
+        - BACKGROUND_ONLY
         if entry[2] != "500"
     }
     assert uncalled == {("/openapi.yaml", "get", "200")}  # checked by its own test below

@@ -19,7 +19,8 @@ from starlette.testclient import TestClient
 from reactstep.client.traces.scripted_llm import Fault, ScriptedLLMServer
 from reactstep.service.http.app import create_app
 from reactstep.service.llm.protocol import LLMReply, LLMRequest
-from reactstep.service.logs import JsonFormatter, TextFormatter, configure_logging, resolved_format
+from reactstep.service.logs.lines import JsonFormatter, TextFormatter
+from reactstep.service.logs.writing import configure_logging, resolved_format
 from reactstep.service.settings import Settings
 from reactstep.tools.store.local import LocalStore
 from tests.served import free_port, wait_until_up

@@ -9,7 +9,7 @@ import litellm
 import pytest
 
 from reactstep.client.traces.scripted_llm import ScriptedLLMServer
-from reactstep.service.llm.gateway import LiteLLMGateway
+from reactstep.service.llm.completions import LiteLLMGateway
 from reactstep.service.llm.protocol import LLMRequest
 
 MESSAGES = [{"role": "user", "content": "What does main return?"}]

@@ -18,7 +18,7 @@ def refuse_other_hosts(event, args):
 
 sys.addaudithook(refuse_other_hosts)
 from reactstep.service.llm import gateway
-gateway._internal_call_mark()  # the path that imported litellm first, before the fix
+gateway.internal_call_mark()  # the path that imported litellm first, before the fix
 gateway.provider_of("openai/gpt-4o-mini")
 gateway.count_tokens("openai/gpt-4o-mini", [{"role": "user", "content": "hello"}])
 print(json.dumps(sorted(set(looked_up))))

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import ScriptedLLMServer
-from reactstep.service.errors import ForbiddenApiBase, ForbiddenProvider
+from reactstep.service.errors import Forbidden
 from reactstep.service.llm.config import server_key
 from reactstep.service.llm.net_guard import check_api_base, check_model
 from reactstep.service.settings import DEFAULT_PROVIDERS
@@ -103,8 +103,9 @@ def test_allowlist_matching(
     if allowed:
         check_api_base(url, allowlist)
     else:
-        with pytest.raises(ForbiddenApiBase):
+        with pytest.raises(Forbidden) as refused:
             check_api_base(url, allowlist)
+        assert refused.value.code == "api_base_not_allowed"
     assert network_log == []  # exact names and IP literals need no lookup, refusals no connection
 
 
@@ -144,8 +145,9 @@ def test_provider_allowlist(model: str, allowed: tuple[str, ...], with_api_base:
     if ok:
         check_model(model, list(allowed), "llm_config.model", with_api_base)
     else:
-        with pytest.raises(ForbiddenProvider):
+        with pytest.raises(Forbidden) as refused:
             check_model(model, list(allowed), "llm_config.model", with_api_base)
+        assert refused.value.code == "provider_not_allowed"
 
 
 def test_a_refused_provider_never_calls_the_llm(
@@ -237,10 +239,10 @@ def test_litellm_alone_would_follow_the_redirect(
     the Authorization header on the way, but the request itself arrives)."""
     import asyncio
 
-    from reactstep.service.llm.gateway import _import_litellm
+    from reactstep.service.llm.gateway import import_litellm
 
     llm_server.push("Final Answer: followed")
-    litellm = _import_litellm()
+    litellm = import_litellm()
     reply = asyncio.run(
         litellm.acompletion(
             model="openai/x",

@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from reactstep.service.parsing.binding import bind_arguments
 from reactstep.service.parsing.tool_args import (
     ArgumentError,
     ToolInput,
@@ -50,7 +51,7 @@ SIX_REQUIRED: dict[str, Any] = {"properties": {name: {} for name in "abcdef"}, "
     ],
 )
 def test_bind(given: ToolInput, schema: dict[str, Any], expected: dict[str, Any]) -> None:
-    assert given.bind(schema) == expected
+    assert bind_arguments(given, schema)[0] == expected
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ def test_bind(given: ToolInput, schema: dict[str, Any], expected: dict[str, Any]
 )
 def test_bind_refuses(given: ToolInput, schema: dict[str, Any], message: str) -> None:
     with pytest.raises(ArgumentError) as caught:
-        given.bind(schema)
+        bind_arguments(given, schema)[0]
     assert str(caught.value) == message
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from reactstep.service.parsing.reply import FormatError, parse_reply
-from reactstep.service.step.thought_stream import ThoughtStream
+from reactstep.service.step.stream import ThoughtStream
 
 TOOLS = {"read_file": {"type": "object", "properties": {"file_path": {"type": "string"}}}}
 READ = 'Action: read_file(file_path="a.py")'

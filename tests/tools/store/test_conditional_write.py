@@ -52,7 +52,7 @@ def test_put_if_writes_only_over_the_expected_version(
     if stored is not None:
         store.put("p1", "src/app.py", stored)
     if writes:
-        info = store.put_if("p1", "./src//app.py", b"new\n", expected(stored))
+        info = store.put_if("p1", "src/app.py", b"new\n", expected(stored))
         assert (info.path, info.size, info.etag) == ("src/app.py", 4, md5(b"new\n"))
         assert store.get("p1", "src/app.py") == b"new\n"
         return
