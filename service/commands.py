@@ -106,7 +106,8 @@ def local_mcp(project_id: str, output: IO[bytes]) -> int:
     """The MCP tools over stdio, run in this process on the local data dir; exit 1 before serving
     when the project cannot be used, 2 on an invalid setting."""
     from reactstep.service.mcp.local import local_caller, local_tools
-    from reactstep.service.mcp.server import build_server, run_stdio
+    from reactstep.service.mcp.server import build_server
+    from reactstep.service.mcp.transports import run_stdio
     from reactstep.service.runtime import build_runtime
     from reactstep.service.workspace.projects import require_project
 

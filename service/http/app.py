@@ -120,7 +120,8 @@ def create_app(
         # paused every request for ~0.1 s after every few large bodies, bench/stalls.py).
         warming.add_done_callback(lambda _: gc.freeze())
         try:
-            yield
+            async with app.state.mcp.serving():
+                yield
         finally:
             runtime.vectors.close()  # releases an embedded store's lock for the next process
 

@@ -1,50 +1,71 @@
-"""The MCP server over the tool manifest; the one module of the server side that imports the `mcp` SDK.
+"""The MCP server over the tool manifest, on the official SDK (2.x): every revision from 2025-06-18 to
+the stateless 2026-07-28, one set of handlers.
 
-    tools/list      the REST manifest's entries: name, description, parameters as inputSchema, annotations
-                    from the flags; a write tool takes one more argument, approval_token
-    tools/call      ExecuteActionRequest(project, name, arguments, approval_token) -> ToolCall -> the
-                    execute_action answer as a result: its observation as text, is_error as isError; a
-                    preview adds the token as text and {"approval": ...} as structuredContent
+    tools/list      the REST manifest's entries in its fixed order: name, description, parameters as
+                    inputSchema, annotations from the flags, an outputSchema; a write tool takes one more
+                    argument, approval_token, only where the client cannot ask the person (asking.py)
+    tools/call      ExecuteActionRequest(project, name, arguments) -> ToolCall -> the execute_action
+                    answer as a result: its observation as text and as structuredContent, is_error as
+                    isError; a write asks the person first (asking.py)
     resources       reactstep://projects/<id>/overview: what the project_overview tool answers
     prompts         react(question): react_step's system prompt (native tool calling) and the question
+    server/discover the SDK's, from these handlers; list results carry cache hints (CACHE_HINTS)
 The project is the URL's (streamable HTTP) or the command line's (stdio), never an argument. Whatever
 goes wrong in a call is a result with isError, never a protocol error.
 """
 
-import logging
-from collections.abc import Awaitable, Callable
-from io import TextIOWrapper
-from typing import IO, Any
+from typing import Any
 
-import anyio
 import mcp.types as types
-from mcp.server.lowlevel import Server
-from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.server.stdio import stdio_server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from pydantic import AnyUrl, ValidationError
-from starlette.types import Receive, Scope, Send
+from mcp.server import Server, ServerRequestContext
+from mcp.server.caching import CacheHint
 
-from reactstep.contract.actions import ExecuteActionRequest, ExecuteActionResponse
-from reactstep.service.errors import ServiceError
+from reactstep.service.mcp.asking import (
+    APPROVAL_ARGUMENT,
+    APPROVAL_SCHEMA,
+    approve_by_token,
+    can_ask,
+    run_asking,
+)
 from reactstep.service.mcp.prompt import react_prompt
+from reactstep.service.mcp.results import Caller, ToolCall, attempt, request_for, tool_result
 from reactstep.service.version import package_version
 
-logger = logging.getLogger("reactstep")
-
-ToolCall = Callable[[ExecuteActionRequest], Awaitable[ExecuteActionResponse]]
-SESSION_ID = "mcp"  # execute_action's session_id; MCP over stateless HTTP has no session
-APPROVAL_ARGUMENT = "approval_token"
-APPROVAL_SCHEMA = {
-    "type": "string",
-    "description": "Leave out to preview the change (nothing is written); to apply it once the user "
-    "approved the diff, repeat the same call with the token the preview returned.",
-}
+LOCAL_CALLER = "local"  # stdio on this machine: whoever runs the command is the caller
 INSTRUCTIONS = (
-    "Tools over one indexed project. Write tools never write on their first call: it returns the diff "
-    "and an approval_token; show the diff, and only once the user agrees repeat the same call with "
-    "approval_token to write it."
+    "Tools over one indexed project. Write tools never write without the user's approval of the diff: "
+    "where the client can ask the user (MCP 2026-07-28 input requests, or elicitation) the call asks "
+    "and then writes or not; elsewhere the first call returns the diff and an approval_token, and only "
+    "once the user agrees repeat the same call with approval_token to write it."
 )
+# The lists change only with the server's version; the project's own text is not in them.
+CACHE_HINTS: dict[Any, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "prompts/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "resources/list": CacheHint(ttl_ms=300_000, scope="private"),
+}
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"observation": {"type": "string", "description": "What the tool answered."}},
+    "required": ["observation"],
+}
+WRITE_OUTPUT_SCHEMA: dict[str, Any] = {
+    **OUTPUT_SCHEMA,
+    "properties": {
+        **OUTPUT_SCHEMA["properties"],
+        "approval": {
+            "type": "object",
+            "description": "Only for a client that cannot ask the user: the preview's diff and token.",
+            "properties": {
+                "required": {"type": "boolean"},
+                "token": {"type": "string"},
+                "diff": {"type": "string"},
+                "expires_at": {"type": "integer"},
+            },
+            "required": ["required", "token", "diff", "expires_at"],
+        },
+    },
+}
 
 REACT_PROMPT = types.Prompt(
     name="react",
@@ -56,67 +77,93 @@ REACT_PROMPT = types.Prompt(
 )
 
 
-def build_server(
-    tools: list[dict[str, Any]], call: ToolCall, project_id: str | None = None
-) -> Server[Any, Any]:
+def build_server(tools: list[dict[str, Any]], call: ToolCall, project_id: str | None = None) -> Server[Any]:
     """An MCP server for the manifest `tools`; project_id None: the project is the HTTP request URL's."""
-    server: Server[Any, Any] = Server("reactstep", version=package_version(), instructions=INSTRUCTIONS)
-    listed = [mcp_tool(entry) for entry in tools]
+    asking_tools = [mcp_tool(entry, token_argument=False) for entry in tools]
+    token_tools = [mcp_tool(entry, token_argument=True) for entry in tools]
     approving = {entry["name"] for entry in tools if entry["requires_approval"]}
 
-    def project() -> str:
+    def caller_of(ctx: ServerRequestContext[Any]) -> Caller:
         if project_id is not None:
-            return project_id
-        request = server.request_context.request
+            return Caller(project_id, LOCAL_CALLER)
+        request = ctx.request
         assert request is not None  # the HTTP transport hands every request its HTTP request
-        url_project: str = request.path_params["project_id"]
-        return url_project
+        return Caller(request.path_params["project_id"], request.scope["state"]["owner"])
 
-    async def list_tools() -> list[types.Tool]:
-        return listed
+    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=asking_tools if can_ask(ctx) else token_tools)
 
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        return await run_tool(call, project(), name, dict(arguments), name in approving)
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        name, arguments = params.name, dict(params.arguments or {})
+        if name not in approving:
+            return await run_tool(call, caller_of(ctx), name, arguments)
+        if can_ask(ctx):
+            return await run_asking(ctx, params, call, caller_of(ctx))
+        return await approve_by_token(call, caller_of(ctx), name, arguments)
 
-    async def list_resources() -> list[types.Resource]:
-        return [overview_resource(project())]
+    async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[overview_resource(caller_of(ctx).project_id)])
 
-    async def read_resource(uri: AnyUrl) -> list[ReadResourceContents]:
-        if str(uri) != overview_uri(project()):
-            raise ValueError(f"unknown resource {uri}; this server has {overview_uri(project())}")
-        answer = await call(_request(project(), "project_overview", {}, None))
-        return [ReadResourceContents(answer.observation, "text/markdown")]
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        project = caller_of(ctx).project_id
+        if params.uri != overview_uri(project):
+            raise ValueError(f"unknown resource {params.uri}; this server has {overview_uri(project)}")
+        answer = await call(request_for(project, "project_overview", {}), None)
+        text = types.TextResourceContents(uri=params.uri, text=answer.observation, mime_type="text/markdown")
+        return types.ReadResourceResult(contents=[text])
 
-    # The registry validates arguments itself, with the same messages as execute_action. The SDK's
-    # decorator factories without arguments carry no annotations.
-    server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
-    server.call_tool(validate_input=False)(call_tool)
-    server.list_resources()(list_resources)  # type: ignore[no-untyped-call]
-    server.read_resource()(read_resource)  # type: ignore[no-untyped-call]
-    server.list_prompts()(list_prompts)  # type: ignore[no-untyped-call]
-    server.get_prompt()(get_prompt)  # type: ignore[no-untyped-call]
+    server: Server[Any] = Server(
+        "reactstep",
+        version=package_version(),
+        instructions=INSTRUCTIONS,
+        cache_hints=CACHE_HINTS,
+        # No tool declares an Mcp-Param header (x-mcp-header), so there is nothing to check them
+        # against: without this the SDK walks the tool's schema on every call (or lists the tools).
+        get_tool_input_schema=no_param_headers,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+    # The SDK opens an OpenTelemetry span per message by default; nothing here exports them, and it
+    # was a tenth of a read_file call's time over MCP (bench/mcp_overhead.py).
+    server.middleware.clear()
     return server
 
 
-async def list_prompts() -> list[types.Prompt]:
+def no_param_headers(name: str) -> None:
+    """No tool's input schema declares an Mcp-Param header."""
+    return None
+
+
+async def list_prompts(ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:
     """prompts/list: the one prompt."""
-    return [REACT_PROMPT]
+    return types.ListPromptsResult(prompts=[REACT_PROMPT])
 
 
-async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+async def get_prompt(
+    ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+) -> types.GetPromptResult:
     """prompts/get: the ReAct system prompt and the question, as one user message."""
-    question = (arguments or {}).get("question", "")
-    if name != REACT_PROMPT.name or not question.strip():
+    question = (params.arguments or {}).get("question", "")
+    if params.name != REACT_PROMPT.name or not question.strip():
         raise ValueError("the one prompt is 'react', with a non-empty argument 'question'")
     text = types.TextContent(type="text", text=react_prompt(question))
     message = types.PromptMessage(role="user", content=text)
     return types.GetPromptResult(description=REACT_PROMPT.description, messages=[message])
 
 
-def mcp_tool(entry: dict[str, Any]) -> types.Tool:
-    """One manifest entry as an MCP tool."""
+def mcp_tool(entry: dict[str, Any], token_argument: bool) -> types.Tool:
+    """One manifest entry as an MCP tool; a write takes approval_token where `token_argument`."""
     schema = entry["parameters"]
-    if entry["requires_approval"]:
+    writes = bool(entry["requires_approval"])
+    if writes and token_argument:
         schema = {
             **schema,
             "properties": {**schema.get("properties", {}), APPROVAL_ARGUMENT: APPROVAL_SCHEMA},
@@ -125,46 +172,26 @@ def mcp_tool(entry: dict[str, Any]) -> types.Tool:
     return types.Tool(
         name=entry["name"],
         description=entry["description"],
-        inputSchema=schema,
+        input_schema=schema,
+        output_schema=WRITE_OUTPUT_SCHEMA if writes else OUTPUT_SCHEMA,
         annotations=types.ToolAnnotations(
-            readOnlyHint=read_only,
-            destructiveHint=not read_only,
-            # a write repeated with its token writes nothing more ("Already applied")
-            idempotentHint=read_only or bool(entry["requires_approval"]),
-            openWorldHint=False,
+            read_only_hint=read_only,
+            destructive_hint=not read_only,
+            # an approved write repeated writes nothing more ("Already applied")
+            idempotent_hint=read_only or writes,
+            open_world_hint=False,
         ),
     )
 
 
 async def run_tool(
-    call: ToolCall, project_id: str, name: str, arguments: dict[str, Any], approving: bool
+    call: ToolCall, caller: Caller, name: str, arguments: dict[str, Any]
 ) -> types.CallToolResult:
-    """One tools/call: the execute_action answer, or the reason it could not run, as a result."""
-    token = arguments.pop(APPROVAL_ARGUMENT, None) if approving else None
-    try:
-        answer = await call(_request(project_id, name, arguments, token))
-    except ValidationError as exc:
-        problems = "; ".join(error["msg"] for error in exc.errors(include_input=False, include_url=False))
-        return _error(f"Error: {name}: the call is not valid: {problems}")
-    except ServiceError as exc:
-        return _error(f"Error: {exc.code}: {exc.message}")
-    except Exception:
-        logger.exception("unexpected error in the MCP tool call %s", name)
-        return _error("Error: internal error; see the server log")
-    content = [types.TextContent(type="text", text=answer.observation)]
-    if answer.approval is None:
-        return types.CallToolResult(content=content, isError=answer.is_error)
-    approval = answer.approval.model_dump(mode="json")
-    content.append(types.TextContent(type="text", text=approval_note(name, answer.approval.token)))
-    return types.CallToolResult(content=content, structuredContent={"approval": approval}, isError=False)
-
-
-def approval_note(name: str, token: str) -> str:
-    """What the model reads after a preview: how to apply the change once the user said yes."""
-    return (
-        f"To apply this change after the user approved the diff, call {name} again with the same "
-        f'arguments and approval_token="{token}".'
-    )
+    """One tools/call of a tool that does not write: the execute_action answer, or why it could not run."""
+    answer = await attempt(call, caller, name, arguments)
+    if isinstance(answer, types.CallToolResult):
+        return answer
+    return tool_result(answer.observation, answer.is_error)
 
 
 def overview_uri(project_id: str) -> str:
@@ -175,58 +202,9 @@ def overview_uri(project_id: str) -> str:
 def overview_resource(project_id: str) -> types.Resource:
     """The project overview as a listed resource."""
     return types.Resource(
-        uri=AnyUrl(overview_uri(project_id)),
+        uri=overview_uri(project_id),
         name="project_overview",
         title=f"Overview of {project_id}",
         description="Languages, layout, entry points, most imported modules, tests and conventions.",
-        mimeType="text/markdown",
+        mime_type="text/markdown",
     )
-
-
-class HttpTransport:
-    """Streamable HTTP without sessions: every request stands alone, so any replica answers it.
-
-    Each request gets a session manager and task group of its own that end with it: nothing outlives
-    a request, so the app needs no MCP lifespan (and stays usable by servers and test clients that
-    run the lifespan more than once, or never).
-    """
-
-    def __init__(self, server: Server[Any, Any], json_response: bool) -> None:
-        self._server = server
-        self._json_response = json_response
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer one MCP request whose caller and project were checked already."""
-        sessions = StreamableHTTPSessionManager(
-            app=self._server, stateless=True, json_response=self._json_response
-        )
-        async with sessions.run():
-            await sessions.handle_request(scope, receive, send)
-
-
-async def serve_stdio(server: Server[Any, Any], output: IO[bytes]) -> None:
-    """Serve MCP over stdin and `output` (this process's stdout, kept for the protocol alone)."""
-    stdout = anyio.wrap_file(TextIOWrapper(output, encoding="utf-8"))
-    async with stdio_server(stdout=stdout) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def run_stdio(server: Server[Any, Any], output: IO[bytes]) -> None:
-    """serve_stdio on a new event loop, until the client closes stdin."""
-    anyio.run(serve_stdio, server, output)
-
-
-def _request(project_id: str, name: str, arguments: dict[str, Any], token: Any) -> ExecuteActionRequest:
-    return ExecuteActionRequest.model_validate(
-        {
-            "project_id": project_id,
-            "session_id": SESSION_ID,
-            "tool_name": name,
-            "tool_args": arguments,
-            "approval_token": token,
-        }
-    )
-
-
-def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)

@@ -19,7 +19,7 @@ from reactstep.tools.projects.journaled import JournaledStore
 from reactstep.tools.ranking.retrieval import CodeIndex
 from reactstep.tools.registry import Observation, ToolContext, ToolSpec
 from reactstep.tools.store.objects import ObjectStore
-from reactstep.tools.writes.approval import PendingApproval
+from reactstep.tools.writes.approval import Approvals, PendingApproval
 
 
 def runs_on_loop(spec: ToolSpec | None, runtime: Runtime) -> bool:
@@ -28,10 +28,14 @@ def runs_on_loop(spec: ToolSpec | None, runtime: Runtime) -> bool:
 
 
 def run_execute_action(
-    request: ExecuteActionRequest, spec: ToolSpec | None, runtime: Runtime
+    request: ExecuteActionRequest,
+    spec: ToolSpec | None,
+    runtime: Runtime,
+    approvals: Approvals | None = None,
 ) -> ExecuteActionResponse:
     """Execute the named tool (`spec`: the registry's entry for its name, looked up once by the caller;
-    None for a name it does not know); tool failures come back as error observations.
+    None for a name it does not know); tool failures come back as error observations. `approvals`:
+    what signs and checks a write's token, when not the runtime's (MCP's tokens bound to a caller).
 
     A missing project is 404 project_not_found, never a tool's answer. A tool that reads one file
     shows the project exists by succeeding, so its project head is read only when it fails: one
@@ -43,7 +47,8 @@ def run_execute_action(
     if spec is None:
         observation = runtime.registry.unknown(request.tool_name)
     else:
-        observation = spec.call(request.tool_args, tool_context(request, spec, runtime, store))
+        context = tool_context(request, spec, runtime, store, approvals or runtime.approvals)
+        observation = spec.call(request.tool_args, context)
     if head is None and observation.is_error:
         require_project(request.project_id, runtime)
     if (
@@ -80,7 +85,7 @@ def _measure(tool: str, elapsed_ms: float, is_error: bool, runtime: Runtime) -> 
 
 
 def tool_context(
-    request: ExecuteActionRequest, spec: ToolSpec, runtime: Runtime, store: ObjectStore
+    request: ExecuteActionRequest, spec: ToolSpec, runtime: Runtime, store: ObjectStore, approvals: Approvals
 ) -> ToolContext:
     """What the tool may touch; the search index is opened only for tools that use it."""
     index = None
@@ -94,7 +99,7 @@ def tool_context(
         store,
         runtime.limits,
         index,
-        approvals=runtime.approvals,
+        approvals=approvals,
         approval_token=request.approval_token,
     )
 

@@ -11,6 +11,10 @@ check_unexpired   now >= expires_at                         -> ApprovalRefused (
 The arguments enter as the SHA-256 of their canonical JSON, which binds them as tightly as the
 arguments themselves while the token carries no file content and stays short. Nothing is stored:
 any replica with the same secret can check any token.
+
+bound_to(caller)  the same tokens under a key of that caller's own (HMAC of the secret and the caller),
+                  named as the protocol names them (MCP's requestState): one caller's token is altered
+                  text to any other caller, and never an approval_token to execute_action
 """
 
 import base64
@@ -32,6 +36,7 @@ from reactstep.tools.errors import ApprovalRefused
 ABSENT = "absent"  # the base version of a file that does not exist yet
 _FIELDS = ("args_sha256", "base_version", "expires_at", "project_id", "result_version", "tool_name")
 _AGAIN = "Nothing was written. Propose the change again to get a fresh preview for the user to approve."
+_BOUND_LABEL = b"reactstep/bound-approval\x00"
 
 logger = logging.getLogger("reactstep")
 
@@ -70,10 +75,24 @@ class PendingApproval:
 class Approvals:
     """Issues and checks approval tokens with one server secret and time-to-live."""
 
-    def __init__(self, secret: bytes, ttl_s: int, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        secret: bytes,
+        ttl_s: int,
+        clock: Callable[[], float] = time.time,
+        name: str = "approval_token",
+        issued_to: str = "",
+    ) -> None:
         self._secret = secret
         self._ttl_s = ttl_s
         self._clock = clock
+        self._name = name  # what the refusals call the token
+        self._issued_to = issued_to  # whom, when a token is bound to a caller: " to this caller"
+
+    def bound_to(self, caller: str, name: str) -> "Approvals":
+        """Approvals whose tokens only `caller` can redeem, and only through these Approvals."""
+        secret = hmac.new(self._secret, _BOUND_LABEL + caller.encode("utf-8"), hashlib.sha256).digest()
+        return Approvals(secret, self._ttl_s, self._clock, name, " to this caller")
 
     def issue(self, scope: CallScope, base_version: str, result_version: str) -> tuple[str, Grant]:
         """A token approving `scope` to turn `base_version` into `result_version`, and its grant."""
@@ -94,14 +113,14 @@ class Approvals:
         """The grant of a token this server issued for exactly `scope` (expiry is checked apart)."""
         payload = self._authentic_payload(token)
         if payload["project_id"] != scope.project_id:
-            raise ApprovalRefused(f"the approval_token was issued for another project. {_AGAIN}")
+            raise ApprovalRefused(f"the {self._name} was issued for another project. {_AGAIN}")
         if payload["tool_name"] != scope.tool_name:
             raise ApprovalRefused(
-                f"the approval_token was issued for {payload['tool_name']}, not {scope.tool_name}. {_AGAIN}"
+                f"the {self._name} was issued for {payload['tool_name']}, not {scope.tool_name}. {_AGAIN}"
             )
         if payload["args_sha256"] != scope.args_sha256():
             raise ApprovalRefused(
-                "the approval_token was issued for other arguments; it approves only the exact call "
+                f"the {self._name} was issued for other arguments; it approves only the exact call "
                 f"that was previewed. {_AGAIN}"
             )
         return Grant(payload["base_version"], payload["result_version"], payload["expires_at"])
@@ -110,7 +129,7 @@ class Approvals:
         """Refuse a grant whose time is up."""
         if self._clock() >= grant.expires_at:
             when = datetime.fromtimestamp(grant.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            raise ApprovalRefused(f"the approval_token expired at {when}. {_AGAIN}")
+            raise ApprovalRefused(f"the {self._name} expired at {when}. {_AGAIN}")
 
     def _mac(self, payload: bytes) -> bytes:
         return hmac.new(self._secret, payload, hashlib.sha256).digest()
@@ -118,7 +137,7 @@ class Approvals:
     def _authentic_payload(self, token: str) -> dict[str, Any]:
         """The token's payload, if this server signed exactly these bytes."""
         altered = ApprovalRefused(
-            f"the approval_token is not one this server issued, or it was altered. {_AGAIN}"
+            f"the {self._name} is not one this server issued{self._issued_to}, or it was altered. {_AGAIN}"
         )
         encoded_payload, _, encoded_mac = token.partition(".")
         try:

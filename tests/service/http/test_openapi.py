@@ -429,7 +429,13 @@ MCP_READ = {
 MCP_CALLS = {
     "mcp tools/call": Call(
         "POST", MCP, 200, json=MCP_READ, headers=MCP_ACCEPT,
-        expect={"result": {"content": [{"type": "text", "text": OBSERVATION}], "isError": False}},
+        expect={
+            "result": {
+                "content": [{"type": "text", "text": OBSERVATION}],
+                "structuredContent": {"observation": OBSERVATION},
+                "isError": False,
+            }
+        },
     ),
     "mcp batch": Call(
         "POST", MCP, 400, json=[MCP_READ, MCP_READ], headers=MCP_ACCEPT, expect={"jsonrpc": "2.0"}

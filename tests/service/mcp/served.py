@@ -6,9 +6,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from mcp import ClientSession
+import httpx2  # the SDK's HTTP client takes an httpx2 client for its headers
+from mcp import Client
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ElicitResult, TextContent
 
 from reactstep.service.http.serving import BackgroundServer
 
@@ -22,15 +24,34 @@ def bearer(key: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
 
 
+MODERN = "2026-07-28"
+LEGACY = "legacy"  # the SDK's initialize handshake: 2025-11-25
+
+
 @asynccontextmanager
-async def mcp_session(url: str, key: str = DEMO_KEY) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    url: str, key: str = DEMO_KEY, mode: str = MODERN, elicitation: ElicitationFnT | None = None
+) -> AsyncIterator[Client]:
+    """The SDK's client over streamable HTTP: 2026-07-28 by default, or the initialize handshake."""
     async with (
-        httpx.AsyncClient(headers=bearer(key), timeout=60) as http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
+        httpx2.AsyncClient(headers=bearer(key), timeout=60) as http,
+        Client(
+            streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=elicitation
+        ) as client,
     ):
-        await session.initialize()
-        yield session
+        yield client
+
+
+class Person:
+    """The person behind the client: answers each question with `decision`, and keeps the questions."""
+
+    def __init__(self, decision: str = "approve") -> None:
+        self.decision = decision
+        self.questions: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> ElicitResult:
+        self.questions.append(params.message)
+        return ElicitResult(action="accept", content={"decision": self.decision})
 
 
 def execute_action(server: BackgroundServer, tool: str, args: dict[str, Any], **extra: Any) -> dict[str, Any]:

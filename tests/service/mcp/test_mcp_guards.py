@@ -3,6 +3,7 @@ origins, batches, sizes and nesting, methods; and the server stays up."""
 
 import httpx
 import pytest
+from mcp import MCPError
 
 from reactstep.service.http.serving import BackgroundServer
 from reactstep.service.settings import Settings
@@ -10,6 +11,8 @@ from tests.service.mcp.served import (
     ALL_KEY,
     APP_PY,
     DEMO_KEY,
+    LEGACY,
+    MODERN,
     WRITE_ARGS,
     bearer,
     execute_action,
@@ -60,11 +63,19 @@ def test_an_allowed_origin_and_another_projects_key_reach_mcp(server: Background
     assert "another tenant" in other.text
 
 
-async def test_the_sdk_client_is_refused_another_project(server: BackgroundServer) -> None:
-    with pytest.raises(Exception) as refused:
-        async with mcp_session(f"{server.url}/mcp/other"):
-            pass
-    assert "403" in repr(refused.value) or "403" in str(refused.value.__cause__)
+def innermost(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY])
+async def test_the_sdk_client_is_refused_another_project(server: BackgroundServer, mode: str) -> None:
+    """The SDK's client raises on the 403 (the status itself is checked on the wire above)."""
+    with pytest.raises(BaseException) as refused:
+        async with mcp_session(f"{server.url}/mcp/other", mode=mode) as client:
+            await client.list_tools()
+    assert isinstance(innermost(refused.value), MCPError)
 
 
 def test_a_batch_oversize_or_deep_body_is_refused_and_nothing_is_written(server: BackgroundServer) -> None:
@@ -102,3 +113,38 @@ def test_a_notification_is_accepted_with_no_answer(server: BackgroundServer) -> 
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     response = post_raw(server, "/mcp/demo", notification, bearer(DEMO_KEY))
     assert (response.status_code, response.content) == (202, b"")
+
+
+def test_a_tools_call_on_a_missing_project_says_so_in_its_result(server: BackgroundServer) -> None:
+    """A 2026-07-28 tools/call, or a plain read of a 2025 client, checks its project as execute_action
+    checks it: by the tool, not by a store read first."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = rpc("tools/call", {"_meta": meta, "name": "read_file", "arguments": {"file_path": "a.py"}})
+    headers = {
+        **bearer(ALL_KEY),
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "read_file",
+    }
+    answer = post_raw(server, "/mcp/nope", call, headers)
+    assert answer.status_code == 200
+    result = answer.json()["result"]
+    assert (result["isError"], result["content"][0]["text"]) == (
+        True,
+        "Error: project_not_found: project 'nope' does not exist; create it with PUT /api/projects/nope",
+    )
+    lying = post_raw(server, "/mcp/nope", call, {**headers, "mcp-method": "tools/list"})
+    assert lying.status_code == 404  # a header that names another method is checked as that method
+    old = post_raw(server, "/mcp/nope", call, {**headers, "mcp-protocol-version": "2025-11-25"})
+    assert old.status_code == 404  # the 2025 transport does not hold Mcp-Method to the body
+    plain_2025 = rpc("tools/call", {"name": "read_file", "arguments": {"file_path": "a.py"}})
+    read = post_raw(
+        server, "/mcp/nope", plain_2025, {**bearer(ALL_KEY), "mcp-protocol-version": "2025-11-25"}
+    )
+    assert (read.status_code, read.json()["result"]["content"][0]["text"]) == (
+        200,
+        result["content"][0]["text"],
+    )
