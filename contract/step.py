@@ -1,18 +1,8 @@
-"""POST /api/agent/react_step: the request, its history items and the step's outcome."""
+"""POST /api/agent/react_step: the request, the step's outcome, its stream event and background answer."""
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    ConfigDict,
-    Discriminator,
-    Field,
-    SerializerFunctionWrapHandler,
-    StringConstraints,
-    Tag,
-    ValidationInfo,
-    field_validator,
-    model_serializer,
-)
+from pydantic import ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from reactstep.contract.common import (
@@ -26,7 +16,16 @@ from reactstep.contract.common import (
     at_most,
     nulls_left_out,
 )
+from reactstep.contract.history import (
+    MAX_HISTORY_ITEMS,
+    ActionDetails,
+    CompletedStep,
+    FormatErrorStep,
+    HistoryItem,
+)
+from reactstep.contract.llm_config import LLMConfig
 from reactstep.contract.prompt_fit import PromptFit, PromptFitPin
+from reactstep.contract.step_report import KeyBudget, LLMRequestSeen, Timing, Usage
 
 # The names OpenAI-compatible providers accept for a function, hyphens and leading digits included.
 ToolName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{1,64}$")]
@@ -38,57 +37,7 @@ Status = Literal[
     "truncated_output",
     "loop_detected",
 ]
-Executor = Literal["server", "client"]
-# Bounds of what a client sends back in conversation_history (a model reply is cut well below it).
-HistoryText = Annotated[str, StringConstraints(max_length=200_000)]
-MAX_HISTORY_ITEMS = 200  # ~100 turns: more than any context window holds once rendered
 MAX_CLIENT_TOOLS = 50
-ToolCallingMode = Literal["text", "native", "auto"]
-# react: a reply without a call or "Final Answer:" is a format error; native_text: it is the answer.
-ReplyFormat = Literal["react", "native_text"]
-
-
-class LLMConfig(StrictModel):
-    """Per-request overrides of the server's LLM defaults; absent or null keys use them."""
-
-    model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
-    """A litellm model name, e.g. openai/gpt-4o-mini (default REACTSTEP_LLM_MODEL). Its provider
-    must be in REACTSTEP_LLM_ALLOWED_PROVIDERS, else 403 `provider_not_allowed`.
-    """
-    temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: Annotated[Integer, Field(ge=1, le=32_768)] | None = None
-    """Cap on the reply's tokens (default 1024). Above
-    REACTSTEP_LLM_MAX_TOKENS_CAP: 422 `max_tokens_too_large`. Whatever the provider sends, a
-    reply longer than 100,000 characters is cut (status `truncated_output`, noted).
-    """
-    api_base: Annotated[str, StringConstraints(max_length=500)] | None = None
-    """An OpenAI-compatible base URL (the model must then be `openai/<name>`, else 400
-    `provider_not_allowed`). Checked before any connection, else 403 `api_base_not_allowed`:
-    http(s) only, no userinfo, query or fragment; its scheme, host and port must match an
-    entry of REACTSTEP_LLM_API_BASE_ALLOWLIST (`scheme://host:port`, host `*` or
-    `*.domain`, port `*`); a host matched only by a wildcard must resolve to public
-    addresses (private, loopback, link-local and metadata addresses need an entry naming
-    the host). Redirects are never followed, and the server's own key is never sent here.
-    """
-    tool_calling: ToolCallingMode | None = None
-    """`text` (the `Action:` protocol), `native` (the provider's tool calls) or `auto` (native
-    when litellm says the model supports function calling). Default
-    REACTSTEP_LLM_TOOL_CALLING (`text`).
-    """
-    tool_results: Literal["messages", "text"] | None = None
-    """How a native step sends the earlier steps: `messages` (assistant tool calls and `tool`
-    messages) or `text` (Action / Observation turns, for a chat format that drops tool messages).
-    Default: `text` when the model server is known to drop them (llama-cpp-python's chatml
-    formats, probed once), else `messages`. The answer's `tool_results` says which was used; a
-    replay sends it back. Text mode ignores it.
-    """
-    reply_format: ReplyFormat | None = None
-    """How a reply with no call and no `Final Answer:` reads. `react` (the default): a
-    `format_error` with the corrective message. `native_text`: for an open model that
-    answers in its own format (a tool call in its own tokens, or plain text), such a reply is
-    the final answer, its reasoning blocks (`<think>`..) the thought. Calls in the models'
-    own formats are read in both.
-    """
 
 
 class ClientTool(StrictModel):
@@ -115,79 +64,6 @@ class ClientTool(StrictModel):
         if parameters.get("type") != "object":
             raise ValueError('parameters must be a JSON Schema with "type": "object"')
         return parameters
-
-
-class ActionDetails(StrictModel):
-    """A parsed tool call."""
-
-    tool_name: Annotated[str, StringConstraints(max_length=64)]
-    tool_args: Annotated[dict[str, Any], at_most(MAX_ARGS)] = Field(max_length=MAX_ARGS)
-    """Keyword arguments, checked against the tool's JSON Schema."""
-    raw_action_string: HistoryText
-    """The action as the model wrote it, e.g. `Action: read_file(file_path="src/app.py")`."""
-    executor: Executor = "server"
-    """`server`: call POST /api/agent/execute_action. `client`: a tool from `client_tools`; the
-    client runs it and makes the observation itself.
-    """
-    # Left out of the JSON when false, so steps recorded before write tools existed compare equal.
-    requires_approval: bool = Field(False, exclude_if=lambda value: not value)
-    """true for a server write tool (create_file, edit_file, replace_in_file, edit_lines):
-    execute_action first answers with a preview that the user must approve before the same
-    call, with its `approval_token`, writes (see execute_action). Left out when false.
-    """
-
-
-class CompletedStep(StrictModel):
-    """A step whose action ran, with what it observed."""
-
-    thought: HistoryText = ""
-    """The step's `thought` from react_step."""
-    action_details: ActionDetails
-    observation: HistoryText
-    """The observation from execute_action, or the client tool's output."""
-    is_error: bool = False
-    """Whether the tool failed; the model is told so."""
-
-
-class FormatErrorStep(StrictModel):
-    """A reply that could not be parsed, and the corrective message the server wrote."""
-
-    raw_output: HistoryText
-    """The `raw_output` of the format_error response."""
-    format_error: HistoryText
-    """The `format_error` of the format_error response."""
-
-
-class Turn(StrictModel):
-    """An earlier user question or final answer."""
-
-    role: Literal["user", "assistant"]
-    content: HistoryText
-
-
-def _history_kind(item: Any) -> str | None:
-    """Which kind of history item this is, by the key only that kind has (None: no kind's key)."""
-    keys = item if isinstance(item, dict) else vars(item) if isinstance(item, StrictModel) else {}
-    for key, kind in (("action_details", "step"), ("raw_output", "format_error"), ("role", "turn")):
-        if key in keys:
-            return kind
-    return None
-
-
-# The kind is told by its key before the item is validated, so a bad item is checked against its own
-# kind alone: its errors are that kind's, not every kind's (and it costs one validation, not three).
-HistoryItem = Annotated[
-    Annotated[CompletedStep, Tag("step")]
-    | Annotated[FormatErrorStep, Tag("format_error")]
-    | Annotated[Turn, Tag("turn")],
-    Discriminator(
-        _history_kind,
-        custom_error_type="history_item_kind",
-        custom_error_message="a history item is an object with action_details (a completed step), "
-        "raw_output (a format error) or role (a turn)",
-    ),
-    Field(description="One conversation_history item; the required keys tell the kinds apart."),
-]
 
 
 class ReactStepRequest(StrictModel):
@@ -276,78 +152,6 @@ class ReactStepRequest(StrictModel):
                 {"left_out": pin.left_out, "items": len(history)},
             )
         return pin
-
-
-class Usage(WireModel):
-    """Token counts the provider reported (0 when it reported none), or the server's estimate (estimated)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cached_tokens: int | None = None
-    """Prompt tokens the provider served from its prompt cache; null when the provider does not say
-    (llama.cpp's servers reuse a prompt's prefix and report none), never a 0 it did not report."""
-    estimated: bool = False
-    """True when the counts are an estimate, not the provider's: a streamed answer whose provider sent
-    no usage chunk is counted by the server (its tokenizer's guess for an unknown model); false when the
-    provider reported them."""
-    cost_usd: float | None = None
-    """What the step's tokens cost in US dollars, at the prices litellm's table gives the model
-    (prompt tokens at its input price, cached ones at its cache-read price, completion tokens at
-    its output price); absent when the table has no price for the model (a local or unknown one)."""
-
-    @model_serializer(mode="wrap")
-    def _unknown_stays_null(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """cached_tokens is written even where a body leaves out what is None: null means unknown."""
-        data: dict[str, Any] = handler(self)
-        data.setdefault("cached_tokens", self.cached_tokens)
-        return data
-
-
-class KeyBudget(WireModel):
-    """What the service key has left after this step, by the limits its REACTSTEP_API_KEYS entry
-    sets (see docs/budgets.md); a limit the key does not have is left out."""
-
-    model_config = ConfigDict(json_schema_extra=nulls_left_out)
-
-    tokens_left: int | None = None
-    """Tokens the key may still spend today (UTC), steps in flight counted at their most."""
-    usd_left: float | None = None
-    """US dollars the key may still spend today (UTC), steps in flight counted at their most."""
-    requests_left: int | None = None
-    """react_step calls the key may still make this minute."""
-    resets_at: str
-    """When today's counts start again: the next midnight UTC, as RFC 3339."""
-    priced: bool
-    """Whether litellm knows this step's model's price. false: the step counted against the
-    key's tokens only, not its dollars."""
-
-
-class Timing(WireModel):
-    """Where the step's time went, in milliseconds."""
-
-    llm_ms: float = 0.0
-    """The LLM call, retries and their waits included."""
-    total_ms: float = 0.0
-    retries: int = 0
-    """LLM attempts retried after a 429, a 5xx or a timeout."""
-
-
-class LLMRequestSeen(WireModel):
-    """What the LLM was asked in this step, as hashes a replay compares (and as text when asked)."""
-
-    model_config = ConfigDict(json_schema_extra=nulls_left_out)
-
-    sha256: str
-    """SHA-256 of the canonical JSON of all the parts' texts: the model, the rendered messages, the
-    tool manifest, the stop sequences and the sampling settings."""
-    parts: dict[str, str]
-    """Each part's SHA-256 by name: `model`, `system prompt`, `message 1`, `message 2`... (the
-    messages after the system prompt, in order), `manifest` (the tool manifest text, or in native
-    mode the tools' JSON Schemas), `sampling` (temperature, max_tokens, stop sequences)."""
-    rendered: dict[str, str] | None = None
-    """Each part's text, by the same names; present only when the request set
-    include_llm_request."""
 
 
 def _required_by_status(status: str, *keys: str, **more: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 from reactstep.client.acp.editor_files import EditorFiles
 from reactstep.client.acp.permissions import Remembered
 from reactstep.client.agent.loop import RunResult
-from reactstep.contract.step import MAX_HISTORY_ITEMS
+from reactstep.contract.history import MAX_HISTORY_ITEMS
 
 RECORDS = Path(".reactstep") / "acp"
 CONVERSATION = "conversation.json"

@@ -7,18 +7,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from reactstep.contract.actions import Approval, ExecuteActionRequest, ExecuteActionResponse
+from reactstep.contract.history import ActionDetails
 from reactstep.contract.indexing import IndexProgress
 from reactstep.contract.indexing import IndexResponse as IndexResult
+from reactstep.contract.llm_config import LLMConfig
 from reactstep.contract.projects import ChangeItem, ProjectReport, StoredFile
 from reactstep.contract.projects import ChangesResponse as Changes
-from reactstep.contract.step import (
-    ActionDetails,
-    ClientTool,
-    LLMConfig,
-    ReactStepRequest,
-    ReactStepResponse,
-    ThoughtEvent,
-)
+from reactstep.contract.step import ClientTool, ReactStepRequest, ReactStepResponse, ThoughtEvent
 from reactstep.contract.sync import SyncConflict
 from reactstep.contract.sync import SyncResponse as SyncPlan
 

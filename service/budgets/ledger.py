@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from reactstep.contract.step import KeyBudget
+from reactstep.contract.step_report import KeyBudget
 from reactstep.service.budgets.limits import KeyLimits
 from reactstep.service.errors import BudgetExhausted, Overloaded, RateLimited
 from reactstep.tools.errors import StaleFile

@@ -27,11 +27,11 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reactstep.service.logs import context as logs
 from reactstep.service.errors import InvalidIdempotencyKey, ServiceError, error_response
 from reactstep.service.http import kept_answers
 from reactstep.service.http.admission import BODY
 from reactstep.service.http.kept_answers import Answer, Claimed
+from reactstep.service.logs import context as logs
 from reactstep.service.worker_threads import on_worker
 from reactstep.tools.store.objects import ObjectStore
 

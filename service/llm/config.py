@@ -3,7 +3,7 @@
 from pydantic import SecretStr
 
 from reactstep.contract.common import UserApiKeys
-from reactstep.contract.step import LLMConfig
+from reactstep.contract.llm_config import LLMConfig
 from reactstep.service.limits import check_max_tokens
 from reactstep.service.llm.gateway import model_facts, provider_of
 from reactstep.service.llm.net_guard import check_api_base, check_provider, is_loopback_url

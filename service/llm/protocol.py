@@ -6,7 +6,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import SecretStr
 
-from reactstep.contract.step import KeyBudget, Usage
+from reactstep.contract.step_report import KeyBudget, Usage
 
 Message = dict[str, Any]
 

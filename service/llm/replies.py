@@ -3,7 +3,7 @@ interpret.py cuts it to the size a request may send back)."""
 
 from typing import Any
 
-from reactstep.contract.step import Usage
+from reactstep.contract.step_report import Usage
 from reactstep.service.errors import LLMBadResponse
 from reactstep.service.llm.protocol import LLMReply, NativeToolCall
 

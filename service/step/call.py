@@ -32,7 +32,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import replace
 from typing import TypeVar
 
-from reactstep.contract.step import ReactStepResponse, Timing
+from reactstep.contract.step import ReactStepResponse
+from reactstep.contract.step_report import Timing
 from reactstep.service.errors import (
     EmptyStream,
     LLMBadResponse,

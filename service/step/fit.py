@@ -19,8 +19,9 @@ tokens are counted as window.py's TokenMeter counts them
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from reactstep.contract.history import CompletedStep, FormatErrorStep, HistoryItem
 from reactstep.contract.prompt_fit import PromptFit
-from reactstep.contract.step import CompletedStep, FormatErrorStep, HistoryItem, ReactStepRequest
+from reactstep.contract.step import ReactStepRequest
 from reactstep.service.errors import ContextWindowExceeded
 from reactstep.service.llm.protocol import LLMRequest, Message
 from reactstep.service.step.prompt import PromptParts, overview_section, render, render_messages

@@ -11,7 +11,9 @@ finish_step: the reply as call.py read it (parsing.reply.read_reply: the text gr
             └► action_proposed (executor server | client)
 """
 
-from reactstep.contract.step import ActionDetails, Executor, ReactStepResponse, Timing, Usage
+from reactstep.contract.history import ActionDetails, Executor
+from reactstep.contract.step import ReactStepResponse
+from reactstep.contract.step_report import Timing, Usage
 from reactstep.service.llm.protocol import LLMReply
 from reactstep.service.logs import context as logs
 from reactstep.service.parsing.reply import FormatError, ParsedAction, ParsedReply, ReadReply

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any
 
-from reactstep.contract.step import LLMRequestSeen
+from reactstep.contract.step_report import LLMRequestSeen
 from reactstep.service.llm.protocol import LLMRequest, Message
 
 

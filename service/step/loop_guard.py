@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reactstep.contract.step import ActionDetails, CompletedStep, FormatErrorStep, HistoryItem
+from reactstep.contract.history import ActionDetails, CompletedStep, FormatErrorStep, HistoryItem
 from reactstep.service.parsing.call_syntax import render_action
 from reactstep.service.step.prompt import render
 

@@ -17,14 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from reactstep.contract.llm_config import ToolCallingMode
 from reactstep.contract.prompt_fit import PromptFit
-from reactstep.contract.step import (
-    ClientTool,
-    LLMRequestSeen,
-    ReactStepRequest,
-    ReactStepResponse,
-    ToolCallingMode,
-)
+from reactstep.contract.step import ClientTool, ReactStepRequest, ReactStepResponse
+from reactstep.contract.step_report import LLMRequestSeen
 from reactstep.service.budgets.limits import KeyLimits
 from reactstep.service.budgets.spending import held_gateway
 from reactstep.service.errors import ValidationFailed

@@ -21,14 +21,8 @@ from typing import Any
 
 import jinja2
 
-from reactstep.contract.step import (
-    ClientTool,
-    CompletedStep,
-    FormatErrorStep,
-    HistoryItem,
-    ReactStepRequest,
-    Turn,
-)
+from reactstep.contract.history import CompletedStep, FormatErrorStep, HistoryItem, Turn
+from reactstep.contract.step import ClientTool, ReactStepRequest
 from reactstep.prompts import PROMPTS_DIR
 from reactstep.tools.recent import Recent
 from reactstep.tools.registry import Category, ToolRegistry

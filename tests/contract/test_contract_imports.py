@@ -8,12 +8,15 @@ MODULES = (
     "common",
     "errors",
     "health",
+    "history",
     "indexing",
+    "llm_config",
     "manifest",
     "mcp",
     "projects",
     "prompt_fit",
     "step",
+    "step_report",
     "sync",
 )
 SCRIPT = f"""

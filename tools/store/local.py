@@ -1,17 +1,23 @@
 """The local back-end of the object store: files under root/<project_id>/<path>, written atomically."""
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from stat import S_ISREG
 
 from reactstep.tools.errors import StaleFile, StoreUnavailable, ToolError, UnsafePath
 from reactstep.tools.store.links import has_link, link_free_stat
+from reactstep.tools.store.local_disk import (
+    local_errors,
+    local_info,
+    project_lock,
+    walk_files,
+    write_atomically,
+    write_file,
+)
 from reactstep.tools.store.memos import ContentMemo, EtagMemo
 from reactstep.tools.store.objects import (
     INDEX_DIR,
@@ -22,9 +28,6 @@ from reactstep.tools.store.objects import (
     directory_error,
 )
 from reactstep.tools.store.paths import ROOT, ProjectPath, named_file
-
-TEMP_PREFIX = ".reactstep-tmp-"
-
 
 DIRS_KEPT = 10_000
 
@@ -51,10 +54,10 @@ class LocalStore:
             return known
         found = link_free_stat(base, path)
         if found is not None and S_ISREG(found.st_mode):  # the common case, in plain strings
-            with _local_errors(path, "read"):
+            with local_errors(path, "read"):
                 return self._contents.read(f"{base}/{path}", found)
         target = self._resolve(project_id, path)  # a link on the way, or nothing there: as always
-        with _local_errors(path, "read"):
+        with local_errors(path, "read"):
             return self._contents.read(str(target))
 
     def _known_contents(self, name: str) -> bytes | None:
@@ -70,14 +73,14 @@ class LocalStore:
     def head(self, project_id: str, path: ProjectPath) -> ObjectInfo | None:
         """The file's metadata, or None."""
         target = self._resolve(project_id, path)
-        return _local_info(path, target, self._etags) if path else None
+        return local_info(path, target, self._etags) if path else None
 
     def put(self, project_id: str, path: ProjectPath, data: bytes) -> ObjectInfo:
         """Write atomically, so readers see the old content or the new, never a mix."""
         clean = named_file(path)
         target = self._resolve(project_id, clean)
-        with _project_lock(self._project_dir(project_id)):
-            return _write_file(clean, target, data)
+        with project_lock(self._project_dir(project_id)):
+            return write_file(clean, target, data)
 
     def put_if(
         self, project_id: str, path: ProjectPath, data: bytes, expected_etag: str | None
@@ -86,18 +89,18 @@ class LocalStore:
         clean = named_file(path)
         target = self._resolve(project_id, clean)
         # Every write and delete takes this lock, so nothing lands between the check and the rename.
-        with _project_lock(self._project_dir(project_id)):
-            current = _local_info(clean, target, self._etags)
+        with project_lock(self._project_dir(project_id)):
+            current = local_info(clean, target, self._etags)
             if (current.etag if current else None) != expected_etag:
                 raise StaleFile(clean)
-            return _write_file(clean, target, data)
+            return write_file(clean, target, data)
 
     def delete(self, project_id: str, path: ProjectPath) -> None:
         """Remove the file; missing files and directories are left alone, as in S3."""
         clean = named_file(path)
         target = self._resolve(project_id, clean)
-        lock = _project_lock(self._project_dir(project_id))
-        with lock, contextlib.suppress(ToolError), _local_errors(clean, "delete"):
+        lock = project_lock(self._project_dir(project_id))
+        with lock, contextlib.suppress(ToolError), local_errors(clean, "delete"):
             if not target.is_dir():
                 target.unlink()
 
@@ -106,8 +109,8 @@ class LocalStore:
         base = self._project_dir(project_id)
         top = self._resolve(project_id, prefix)
         # Collect names first so the order is global, then stat and hash lazily.
-        paths = sorted(_walk_files(base, top)) if top.is_dir() else []
-        return (info for rel in paths if (info := _local_info(rel, base / rel, self._etags)) is not None)
+        paths = sorted(walk_files(base, top)) if top.is_dir() else []
+        return (info for rel in paths if (info := local_info(rel, base / rel, self._etags)) is not None)
 
     def check(self) -> None:
         """The root must be a writable directory."""
@@ -133,7 +136,7 @@ class LocalStore:
         target = self._index_path(project_id, name)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(target, data)
+            write_atomically(target, data)
         except OSError as exc:
             raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
 
@@ -145,12 +148,12 @@ class LocalStore:
     def put_index_file_if(self, project_id: str, name: str, data: bytes, expected_etag: str | None) -> str:
         """Replace the index file only while its MD5 is `expected_etag` (None: while absent)."""
         target = self._index_path(project_id, name)
-        with _project_lock(target.parent):
+        with project_lock(target.parent):
             found = self.get_index_file(project_id, name)
             if (hashlib.md5(found).hexdigest() if found is not None else None) != expected_etag:
                 raise StaleFile(name)
             try:
-                _write_atomically(target, data)
+                write_atomically(target, data)
             except OSError as exc:
                 raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
         return hashlib.md5(data).hexdigest()
@@ -168,7 +171,7 @@ class LocalStore:
         project_dir = self._project_dir(project_id)
         index_dir = self._root.resolve() / INDEX_DIR / project_id
         try:
-            with _project_lock(project_dir):
+            with project_lock(project_dir):
                 for folder in (project_dir, index_dir):
                     # Empty first and remove last: the lock's own directory goes after the lock is let go.
                     for child in folder.iterdir() if folder.is_dir() else ():
@@ -196,13 +199,13 @@ class LocalStore:
     def put_record_if(self, name: str, data: bytes, expected_etag: str | None) -> str:
         """Replace the record only while its MD5 is `expected_etag` (None: while absent)."""
         target = self._record_path(name)
-        with _project_lock(target.parent):  # which makes the folder on first use
+        with project_lock(target.parent):  # which makes the folder on first use
             found = self.get_record(name)
             if (found[1] if found is not None else None) != expected_etag:
                 raise StaleFile(name)
             try:
                 # Not synced to disk: a record lost to a crash is a retry that runs again, no data lost.
-                _write_atomically(target, data, durable=False)
+                write_atomically(target, data, durable=False)
             except OSError as exc:
                 raise StoreUnavailable(f"local store write failed: {exc.strerror}") from exc
         return hashlib.md5(data).hexdigest()
@@ -251,86 +254,3 @@ class LocalStore:
         if real != base and base not in real.parents:
             raise UnsafePath(f"path {clean!r} leads outside the project")
         return real
-
-
-def _walk_files(base: Path, top: Path) -> Iterator[ProjectPath]:
-    """Project-relative paths of the regular files below `top`, not following links."""
-    for folder, dirs, files in os.walk(top, followlinks=False):
-        here = Path(folder)
-        dirs[:] = [name for name in dirs if not (here / name).is_symlink()]
-        for name in files:
-            full = here / name
-            if not name.startswith(TEMP_PREFIX) and not full.is_symlink():
-                yield ProjectPath(full.relative_to(base).as_posix())
-
-
-def _write_file(clean: ProjectPath, target: Path, data: bytes) -> ObjectInfo:
-    """Create the parents and write the file atomically (the caller holds the project lock)."""
-    with _local_errors(clean, "write"):
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError) as exc:
-            raise ToolError(f"cannot write {clean}: a parent of it is a file") from exc
-        _write_atomically(target, data)
-        stat = target.stat()
-    etag = hashlib.md5(data).hexdigest()
-    return ObjectInfo(clean, stat.st_size, etag, stat.st_mtime_ns / 1e9)
-
-
-@contextlib.contextmanager
-def _project_lock(project_dir: Path) -> Iterator[None]:
-    """Hold an exclusive flock on the project directory: one writer at a time, across threads and
-    processes (each call opens its own descriptor, and flock locks conflict between descriptors)."""
-    try:
-        project_dir.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(project_dir, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise StoreUnavailable(f"local store lock failed: {exc.strerror}") from exc
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing the descriptor releases the lock
-
-
-def _write_atomically(target: Path, data: bytes, durable: bool = True) -> None:
-    """Write a temp file beside `target`, then rename it over `target` in one step (its bytes on
-    disk first when `durable`)."""
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide files from other local readers
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())  # durable before the rename makes it visible
-        os.replace(temp, target)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def _local_errors(clean: str, action: str) -> Iterator[None]:
-    """Translate OSError: a missing file is the model's to fix, anything else is the store's."""
-    try:
-        yield
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        raise ToolError(f"file not found: {clean}") from exc
-    except IsADirectoryError as exc:
-        raise directory_error(clean) from exc
-    except OSError as exc:
-        raise StoreUnavailable(f"local store {action} failed: {exc.strerror}") from exc
-
-
-def _local_info(path: ProjectPath, target: Path, etags: "EtagMemo") -> ObjectInfo | None:
-    """Metadata of a regular file, or None if it is missing or not a file."""
-    try:
-        stat = target.stat()
-        if not target.is_file():
-            return None
-        digest = etags.etag(target, stat)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise StoreUnavailable(f"local store read failed: {exc.strerror}") from exc
-    return ObjectInfo(path, stat.st_size, digest, stat.st_mtime_ns / 1e9)

@@ -36,7 +36,7 @@ from schemathesis.specs.openapi.checks import (
 from starlette.testclient import TestClient
 
 from reactstep.client.traces.scripted_llm import word_vector
-from reactstep.contract.step import Usage
+from reactstep.contract.step_report import Usage
 from reactstep.service.http.app import create_app
 from reactstep.service.http.auth import key_entry
 from reactstep.service.http.serving import BackgroundServer

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.contract.step import MAX_HISTORY_ITEMS
+from reactstep.contract.history import MAX_HISTORY_ITEMS
 
 VALID = {"project_id": "demo", "session_id": "s", "user_query": "q", "max_iterations_left": 0}
 

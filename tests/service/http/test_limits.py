@@ -12,7 +12,8 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from reactstep.contract.step import MAX_HISTORY_ITEMS, Usage
+from reactstep.contract.history import MAX_HISTORY_ITEMS
+from reactstep.contract.step_report import Usage
 from reactstep.service.http.admission import AdmissionLimiter
 from reactstep.service.http.app import create_app
 from reactstep.service.http.serving import BackgroundServer

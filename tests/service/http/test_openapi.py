@@ -20,9 +20,9 @@ from starlette.testclient import TestClient
 
 import reactstep.service
 import reactstep.tools
-from reactstep.contract import step as step_models
 from reactstep.contract.errors import VALIDATION_CODES
-from reactstep.contract.step import MAX_HISTORY_ITEMS
+from reactstep.contract.history import MAX_HISTORY_ITEMS, CompletedStep
+from reactstep.contract.step_report import Usage
 from reactstep.service import errors
 from reactstep.service.http.app import ROUTES, create_app
 from reactstep.service.http.auth import key_entry
@@ -310,7 +310,7 @@ class ScriptedGateway:
             raise item
         if isinstance(item, LLMReply):
             return item
-        return LLMReply(text=item, usage=step_models.Usage(), finish_reason="stop", elapsed_ms=1.0)
+        return LLMReply(text=item, usage=Usage(), finish_reason="stop", elapsed_ms=1.0)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[str | LLMReply]:
         reply = await self.complete(request)
@@ -578,9 +578,7 @@ CALLS: dict[str, Call] = {
         script=(
             LLMReply(
                 text="look",
-                usage=step_models.Usage(
-                    prompt_tokens=90, completion_tokens=9, total_tokens=99, cached_tokens=64
-                ),
+                usage=Usage(prompt_tokens=90, completion_tokens=9, total_tokens=99, cached_tokens=64),
                 finish_reason="tool_calls",
                 elapsed_ms=1.0,
                 tool_calls=(NativeToolCall("read_file", '{"file_path": "src/app.py"}'),),
@@ -609,11 +607,7 @@ CALLS: dict[str, Call] = {
         REACT,
         200,
         json=step(llm_config={"max_tokens": 16}),
-        script=(
-            LLMReply(
-                text="Thought: I need to", usage=step_models.Usage(), finish_reason="length", elapsed_ms=1.0
-            ),
-        ),
+        script=(LLMReply(text="Thought: I need to", usage=Usage(), finish_reason="length", elapsed_ms=1.0),),
         request_valid=True,
         expect={"status": "truncated_output", "thought": "I need to", "raw_output": "Thought: I need to"},
         llm_calls=1,
@@ -1425,7 +1419,7 @@ def test_live_action_is_what_the_client_appends(tmp_path: Path) -> None:
         "is_error": observed.json()["is_error"],
     }
     assert errors_of("/components/schemas/HistoryItem", appended) == []
-    assert step_models.CompletedStep.model_validate(appended).observation == OBSERVATION
+    assert CompletedStep.model_validate(appended).observation == OBSERVATION
 
 
 def test_live_debug_prompt_is_the_rendered_messages(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from reactstep.tools.store.local import EtagMemo, LocalStore
+from reactstep.tools.store.local import LocalStore
+from reactstep.tools.store.memos import EtagMemo
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import pytest
 from reactstep.service.backends import open_store, s3_client
 from reactstep.service.settings import Settings
 from reactstep.tools.errors import StoreUnavailable, ToolError, UnsafePath
-from reactstep.tools.store.local import TEMP_PREFIX, LocalStore
+from reactstep.tools.store.local import LocalStore
+from reactstep.tools.store.local_disk import TEMP_PREFIX
 from reactstep.tools.store.objects import ObjectInfo, ObjectStore
 from reactstep.tools.store.paths import normalize_path
 from reactstep.tools.store.s3 import S3Store
