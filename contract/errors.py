@@ -132,14 +132,16 @@ class BadRequest(ServiceError):
     status = 400
     code = "bad_request"
     # a Content-Digest header that is not an RFC 9530 dictionary of byte sequences; a body whose
-    # digest is not the one its header announced (nothing was stored)
-    codes = frozenset({"invalid_digest", "digest_mismatch"})
+    # digest is not the one its header announced (nothing was stored); an Idempotency-Key header that
+    # is not 1 to 255 characters of the allowed set
+    codes = frozenset({"invalid_digest", "digest_mismatch", "invalid_idempotency_key"})
 
 
 class ValidationFailed(BadRequest):
     status = 422
     code = "validation_failed"
-    codes = frozenset({"max_tokens_too_large"})
+    # idempotency_key_reused: a key sent again with another request (method, path, query or body)
+    codes = frozenset({"max_tokens_too_large", "idempotency_key_reused"})
 
     @classmethod
     def naming(cls, details: list[dict[str, str]], total: int | None = None) -> "ValidationFailed":
@@ -154,7 +156,8 @@ class ValidationFailed(BadRequest):
 class NotFound(ServiceError):
     status = 404
     code = "not_found"
-    codes = frozenset({"file_not_found", "version_not_found"})
+    # step_not_found: a background step never started, another key's, or expired
+    codes = frozenset({"file_not_found", "version_not_found", "step_not_found"})
 
 
 class Conflict(ServiceError):
@@ -163,8 +166,9 @@ class Conflict(ServiceError):
     status = 409
     code = "conflict"
     # name_collision: a new path that differs from an existing one only by case or Unicode
-    # normalisation (one file on a case-insensitive disk)
-    codes = frozenset({"name_collision"})
+    # normalisation (one file on a case-insensitive disk); step_running_elsewhere: a background
+    # step's DELETE on a replica other than the one running it
+    codes = frozenset({"name_collision", "step_running_elsewhere"})
 
 
 class UpstreamError(ServiceError):

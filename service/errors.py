@@ -2,29 +2,27 @@
 the tools' branch in tools/errors.py), and the one renderer of every error answer.
 
     ServiceError (500, internal_error)                    contract
-    ├── BadRequest (400, bad_request; invalid_digest, digest_mismatch)                contract
+    ├── BadRequest (400, bad_request; invalid_digest, digest_mismatch, invalid_idempotency_key)   contract
     │   ├── InvalidJSON (400, invalid_json)
     │   ├── JSONTooDeep (400, json_too_deep)
     │   ├── ContextWindowExceeded (400, context_window_exceeded)
     │   ├── RequestTimeout (408, request_timeout)
     │   ├── PayloadTooLarge (413, payload_too_large)
-    │   ├── InvalidIdempotencyKey (400, invalid_idempotency_key)
-    │   └── ValidationFailed (422, validation_failed; max_tokens_too_large)          contract
-    │       ├── IdempotencyKeyReused (422, idempotency_key_reused)
+    │   └── ValidationFailed (422, validation_failed; max_tokens_too_large, idempotency_key_reused)  contract
     │       ├── HistoryTooLong (422, history_too_long)
     │       └── UnsafePath (422, invalid_path)            tools
     ├── Unauthorized (401, unauthorized)                  with its WWW-Authenticate challenge
     ├── Forbidden (403; forbidden_project, forbidden_origin, api_base_not_allowed, provider_not_allowed)
     │                                                     well formed, refused by the server's policy
-    ├── NotFound (404, not_found; file_not_found, version_not_found)   contract; also an unknown route
+    ├── NotFound (404, not_found; file_not_found, version_not_found, step_not_found)   contract; also an
+    │                                                     unknown route
     │   ├── VersionNotKept (404, version_not_found)       tools
-    │   ├── StepNotFound (404, step_not_found)            a background step: unknown, expired, another key's
     │   ├── StepLost (404, step_lost)                     its replica stopped before it finished
     │   └── ProjectNotFound (404, project_not_found)      tools
     ├── MethodNotAllowed (405, method_not_allowed)        a known path, another method (with Allow)
-    ├── Conflict (409, conflict; name_collision)          contract; tools' StaleFile and WriteBusy too
+    ├── Conflict (409, conflict; name_collision, step_running_elsewhere)   contract; tools' StaleFile and
+    │                                                     WriteBusy too
     │   ├── IndexStopped (409, index_stopped)             the run was stopped (DELETE .../index)
-    │   ├── StepRunningElsewhere (409, step_running_elsewhere)  a background step's DELETE
     │   └── IdempotencyKeyInFlight (409, idempotency_key_in_flight)   with Retry-After
     ├── PreconditionFailed (412, precondition_failed)     with the file's ETag
     ├── OverLimit (429)                                   a service key's limit; with Retry-After
@@ -247,39 +245,13 @@ class IndexStopped(Conflict):
 
 
 # Background steps (service/http/step_records.py): GET /api/agent/steps/{step_id}[/events].
-class StepNotFound(NotFound):
-    """No step by this id for this key: never started, started by another key, or expired."""
-
-    code = "step_not_found"
-
-
 class StepLost(NotFound):
     """The replica running the step stopped before it finished; the step must be taken again."""
 
     code = "step_lost"
 
 
-class StepRunningElsewhere(Conflict):
-    """A background step can be stopped only by the replica running it."""
-
-    code = "step_running_elsewhere"
-
-
 # Idempotency-Key (http/idempotency.py)
-
-
-class InvalidIdempotencyKey(BadRequest):
-    """An Idempotency-Key header that is not 1 to 255 characters of the allowed set."""
-
-    code = "invalid_idempotency_key"
-
-
-class IdempotencyKeyReused(ValidationFailed):
-    """A key sent again with another request (method, path, query or body): nothing ran."""
-
-    code = "idempotency_key_reused"
-
-
 class IdempotencyKeyInFlight(Conflict):
     """A key whose first request is still running (on any replica): retry to get its answer."""
 

@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, Response
 
 from reactstep.contract.errors import ServiceError
 from reactstep.contract.step import ReactStepResponse, StepAccepted
-from reactstep.service.errors import Overloaded, StepLost, StepRunningElsewhere
+from reactstep.service.errors import Conflict, Overloaded, StepLost
 from reactstep.service.http.event_stream import HEADERS, EventStreamResponse
 from reactstep.service.http.step_records import (
     StepId,
@@ -195,16 +195,18 @@ class BackgroundSteps:
             yield with_id(index, record.events[index])
 
     async def cancel(self, step: StepId, owner: str) -> None:
-        """Stop the step if it runs here (its model call closed) and forget it; StepRunningElsewhere
-        when another replica runs it, StepNotFound when there is no such step for this key."""
+        """Stop the step if it runs here (its model call closed) and forget it; 409
+        step_running_elsewhere when another replica runs it, 404 step_not_found when there is no
+        such step for this key."""
         run = self._own_run(step, owner)
         if run is not None:
             await self._stop(run)
         else:
             record = await on_worker(load_record, self.store, step, owner)
             if record.state == "running":
-                raise StepRunningElsewhere(
-                    f"step {step.text!r} runs on another replica; it can be stopped only there"
+                raise Conflict(
+                    f"step {step.text!r} runs on another replica; it can be stopped only there",
+                    code="step_running_elsewhere",
                 )
         await on_worker(delete_record, self.store, step)
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reactstep.service.errors import InvalidIdempotencyKey, ServiceError, error_response
+from reactstep.service.errors import BadRequest, ServiceError, error_response
 from reactstep.service.http import kept_answers
 from reactstep.service.http.admission import BODY
 from reactstep.service.http.kept_answers import Answer, Claimed
@@ -122,9 +122,10 @@ def parse_key(raw: bytes) -> str:
     """The key of an Idempotency-Key header; 400 invalid_idempotency_key when it is none."""
     match = KEY.fullmatch(raw.decode("latin-1").strip())
     if match is None:
-        raise InvalidIdempotencyKey(
+        raise BadRequest(
             "Idempotency-Key must be 1 to 255 characters of A-Z a-z 0-9 - _ . : ~ + / =, "
-            'bare or in double quotes (e.g. "4b8f0c2e-1d3a-4f5e-9a7b-6c1d2e3f4a5b")'
+            'bare or in double quotes (e.g. "4b8f0c2e-1d3a-4f5e-9a7b-6c1d2e3f4a5b")',
+            code="invalid_idempotency_key",
         )
     return match["key"]
 

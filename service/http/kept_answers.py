@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from reactstep.service.errors import IdempotencyKeyInFlight, IdempotencyKeyReused
+from reactstep.service.errors import IdempotencyKeyInFlight, ValidationFailed
 from reactstep.tools.errors import StaleFile
 from reactstep.tools.store.objects import ObjectStore
 
@@ -84,9 +84,10 @@ def claim(store: ObjectStore, name: str, fingerprint: str) -> Claimed | Answer:
 def _standing(record: dict[str, Any], fingerprint: str) -> Answer:
     """The answer kept in a live record of this key; 422 for another request, 409 while it runs."""
     if record["fingerprint"] != fingerprint:
-        raise IdempotencyKeyReused(
+        raise ValidationFailed(
             "this Idempotency-Key was sent before with another request (method, path or body); "
-            "send a new key for a new request"
+            "send a new key for a new request",
+            code="idempotency_key_reused",
         )
     if record["state"] != "done":
         raise IdempotencyKeyInFlight(

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from reactstep.service.errors import StepLost, StepNotFound
+from reactstep.service.errors import NotFound, StepLost
 from reactstep.tools.store.objects import ObjectStore
 
 STEP_ID = re.compile(r"(?P<project>[A-Za-z0-9][A-Za-z0-9._-]{0,127})~(?P<token>[A-Za-z0-9_-]{32})")
@@ -50,10 +50,10 @@ def new_step_id(project_id: str) -> StepId:
 
 
 def parse_step_id(text: str) -> StepId:
-    """The id in a URL; StepNotFound for anything that cannot be one."""
+    """The id in a URL; 404 step_not_found for anything that cannot be one."""
     match = STEP_ID.fullmatch(text)
     if match is None:
-        raise StepNotFound(f"no step {text[:200]!r}")
+        raise NotFound(f"no step {text[:200]!r}", code="step_not_found")
     return StepId(match["project"], match["token"])
 
 
@@ -97,18 +97,18 @@ def save_record(store: ObjectStore, step: StepId, record: StepRecord) -> None:
 
 
 def load_record(store: ObjectStore, step: StepId, owner: str) -> StepRecord:
-    """The step's record as its owner may see it; StepNotFound when missing, expired or another key's,
-    StepLost when its replica stopped before finishing it."""
+    """The step's record as its owner may see it; 404 step_not_found when missing, expired or
+    another key's, StepLost when its replica stopped before finishing it."""
     data = store.get_index_file(step.project_id, step.record_name)
     if data is None:
-        raise StepNotFound(f"no step {step.text!r}: never started, or its answer expired")
+        raise NotFound(f"no step {step.text!r}: never started, or its answer expired", code="step_not_found")
     record = StepRecord(**json.loads(data))
     if not hmac.compare_digest(record.owner, owner):
-        raise StepNotFound(f"no step {step.text!r}: never started, or its answer expired")
+        raise NotFound(f"no step {step.text!r}: never started, or its answer expired", code="step_not_found")
     now = time.time()
     if record.state == "done" and now >= record.expires:
         store.delete_index_file(step.project_id, step.record_name)
-        raise StepNotFound(f"no step {step.text!r}: never started, or its answer expired")
+        raise NotFound(f"no step {step.text!r}: never started, or its answer expired", code="step_not_found")
     if record.state == "running" and now >= record.lost_after:
         raise StepLost(f"step {step.text!r} was lost: the server running it stopped; take the step again")
     return record

@@ -13,7 +13,7 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from reactstep.service.backends import open_store, s3_client
-from reactstep.service.errors import IdempotencyKeyInFlight, IdempotencyKeyReused, ServiceError
+from reactstep.service.errors import IdempotencyKeyInFlight, ServiceError, ValidationFailed
 from reactstep.service.http import kept_answers
 from reactstep.service.http.admission import BODY
 from reactstep.service.http.idempotency import IdempotencyMiddleware, caller_scope
@@ -52,7 +52,7 @@ def test_a_claim_then_its_kept_answer(store: ObjectStore) -> None:
     stored = store.get_record(NAME)
     assert stored is not None and size == len(stored[0])
     assert kept_answers.claim(store, NAME, "f1") == ANSWER
-    with pytest.raises(IdempotencyKeyReused) as reused:
+    with pytest.raises(ValidationFailed) as reused:
         kept_answers.claim(store, NAME, "f2")
     assert (reused.value.status, reused.value.code) == (422, "idempotency_key_reused")
 
