@@ -10,7 +10,7 @@ Every process on 127.0.0.1; the service runs as `reactstep serve` runs it. Inter
               printed: read_file's own run inside A (the service's /metrics duration), next to B
            C  the same POST to a relay: a bare Starlette app that reads the object with boto3 on a
               worker thread and answers A's JSON (peers.py): the least any server adds around B's
-              call (the service reads the same way, boto3's get_object on a worker thread)
+              call (the service reads in one signed GET, tools/store/s3_get.py, so A can go below C)
 S3 here is a loopback emulator: B is boto3's own cost plus one local round trip; a real bucket adds
 network latency to both, so the ratio only gets closer to 1 there.
 """

@@ -1,7 +1,8 @@
 """The S3 / Cloudflare R2 back-end of the object store: the store, over the clients of s3_clients.py.
 
-Every call, reads included, goes through the one boto3 client and runs on the caller's thread (the
-service's worker threads).
+Reads (of project files and index files) on a custom endpoint go through s3_get.ObjectReader, one
+signed GET each; everything else through the boto3 client. Every call runs on the caller's thread
+(the service's worker threads).
 
 Keys are "<prefix>/<project_id>/<path>"; index files are "<prefix>/.reactstep-index/<project_id>/<name>",
 outside every project's keys, and the server's records "<prefix>/.reactstep-records/<name>". botocore
@@ -13,6 +14,7 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from reactstep.tools.errors import ToolError
@@ -25,8 +27,9 @@ from reactstep.tools.store.objects import (
     directory_error,
 )
 from reactstep.tools.store.paths import ROOT, ProjectPath, named_file
-from reactstep.tools.store.s3_clients import S3Config, make_s3_client
+from reactstep.tools.store.s3_clients import S3Config, s3_client, s3_session
 from reactstep.tools.store.s3_errors import s3_errors, stale_on_conflict
+from reactstep.tools.store.s3_get import ObjectReader, open_http
 
 
 class S3Store:
@@ -34,10 +37,11 @@ class S3Store:
 
     local = False
 
-    def __init__(self, bucket: str, prefix: str, client: Any) -> None:
+    def __init__(self, bucket: str, prefix: str, client: Any, reader: ObjectReader | None = None) -> None:
         self._bucket = bucket
         self._prefix = prefix.strip("/")
         self._client = client  # a boto3 S3 client; thread-safe, so one per process
+        self._reader = reader  # the reads' hot path (make_s3_store sets it for a custom endpoint)
 
     def get(self, project_id: str, path: ProjectPath) -> bytes:
         """The object's bytes."""
@@ -194,7 +198,10 @@ class S3Store:
         return "/".join(part for part in (self._prefix, RECORDS_DIR, name) if part)
 
     def _fetch(self, key: str) -> tuple[bytes, str]:
-        """The object's bytes and ETag (unquoted)."""
+        """The object's bytes and ETag (unquoted), by the direct GET where there is one."""
+        if self._reader is not None:
+            data, etag = self._reader.get(self._bucket, key)
+            return data, etag.strip('"')
         reply = self._client.get_object(Bucket=self._bucket, Key=key)
         return bytes(reply["Body"].read()), _etag(reply)
 
@@ -228,5 +235,18 @@ def _etag(reply: dict[str, Any]) -> str:
 
 
 def make_s3_store(config: S3Config) -> S3Store:
-    """The store on the config's bucket."""
-    return S3Store(config.bucket, config.prefix, make_s3_client(config))
+    """The store on the config's bucket; on a custom endpoint its reads take the direct GET."""
+    session, ca_bundle = s3_session(config)
+    client = s3_client(session, config)
+    credentials = session.get_credentials()
+    if config.endpoint_url is None or credentials is None:
+        # AWS's own endpoints are virtual-hosted per region: botocore resolves them. No credentials:
+        # botocore names the failure.
+        return S3Store(config.bucket, config.prefix, client)
+    # The direct GET is the first attempt; the full client makes the rest (and names other errors).
+    full_client = s3_client(session, replace(config, max_attempts=max(1, config.max_attempts - 1)))
+    http = open_http(config.endpoint_url, config.timeout_s, ca_bundle)
+    reader = ObjectReader(
+        config.endpoint_url, config.region, credentials, http, full_client, retry=config.max_attempts > 1
+    )
+    return S3Store(config.bucket, config.prefix, client, reader)

@@ -33,11 +33,11 @@ def _secret(value: SecretStr | None) -> str | None:
 
 def make_s3_client(config: S3Config) -> Any:
     """A boto3 S3 client with bounded timeouts and retries, as R2 and MinIO accept."""
-    return s3_client(s3_session(config), config)
+    return s3_client(s3_session(config)[0], config)
 
 
-def s3_session(config: S3Config) -> Any:
-    """A boto3 session with the config's credentials (or boto3's chain)."""
+def s3_session(config: S3Config) -> tuple[Any, str | None]:
+    """A boto3 session with the config's credentials (or boto3's chain), and the CA bundle it names."""
     # A botocore session of its own, so the faster date parser reaches this store's clients only.
     core = botocore.session.get_session()
     core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_timestamp)
@@ -46,7 +46,7 @@ def s3_session(config: S3Config) -> Any:
         aws_secret_access_key=_secret(config.secret_access_key),
         botocore_session=core,
     )
-    return session
+    return session, core.get_config_variable("ca_bundle")
 
 
 def s3_client(session: Any, config: S3Config) -> Any:
