@@ -244,7 +244,7 @@ def test_a_cancel_closes_the_models_stream_and_the_prompt_answers_cancelled_with
     reason, latency = asyncio.run(main())
     assert reason == "cancelled"
     assert latency < 1.0
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # a wait for the record, not a measure: the latency is asserted above
     while len(model.streams) == streams_before and time.monotonic() < deadline:
         time.sleep(0.01)
     [record] = model.streams[streams_before:]
